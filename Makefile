@@ -1,0 +1,35 @@
+# prov: every task a developer or CI runs. `make help` lists them.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: help install test lint format schemas demo bench clean
+
+help:
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(BIN)/prov: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(BIN)/prov ## Create .venv and install prov with its development tools
+
+test: install ## Run the test suite (offline)
+	$(BIN)/python -m pytest
+
+lint: install ## ruff (lint + format check) and mypy --strict
+	$(BIN)/ruff check provenance tests
+	$(BIN)/ruff format --check provenance tests
+	$(BIN)/mypy
+
+format: install ## Apply ruff's formatting and safe fixes
+	$(BIN)/ruff format provenance tests
+	$(BIN)/ruff check --fix provenance tests
+
+schemas: install ## Regenerate schemas/ from the models
+	$(BIN)/python -m provenance.schema schemas
+
+clean: ## Remove the virtual environment and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,121 @@
+"""``prov show``, ``prov log`` and ``prov fsck``: reading what is stored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, assert_never, get_args
+
+import click
+
+from provenance.cli._options import Format, format_option, resolve_store_path, store_option
+
+
+@click.command()
+@click.argument("snapshot")
+@store_option
+@format_option
+def show(snapshot: str, store: Path | None, output_format: str) -> None:
+    """Show a snapshot: an attestation file, or a label / id from the store.
+
+    This reads without checking signatures; use `prov verify` for that.
+    """
+    from provenance.model import Establishes
+    from provenance.resolve import load
+    from provenance.store import Store
+
+    loaded = load(snapshot, Store(resolve_store_path(store)))
+    snap = loaded.snapshot
+    fmt = Format(output_format)
+    if fmt is Format.JSON:
+        document = {
+            "schema": "https://prov.dev/show/v1",
+            "origin": loaded.origin,
+            "sha256": snap.sha256().hex,
+            "snapshot": snap.model_dump(mode="json"),
+        }
+        click.echo(json.dumps(document, indent=2))
+        return
+    if fmt is not Format.TEXT:
+        assert_never(fmt)
+    click.echo(f"snapshot {snap.label}  sha256:{snap.sha256().hex}")
+    click.echo(f"  created {snap.created} by prov {snap.tool.version}; from {loaded.origin}")
+    click.echo(f"  {loaded.signatures} signature(s), not checked here (run `prov verify`)")
+    every = get_args(Establishes)
+    for capture in snap.captures:
+        click.echo(f"\n{capture.source} [{capture.kind}]: {capture.status}  {capture.digest}")
+        click.echo(f"  captured {capture.started} .. {capture.ended}")
+        missing = [e for e in every if e not in capture.establishes]
+        click.echo(
+            f"  establishes: {', '.join(capture.establishes) or 'nothing'}"
+            f"; not established: {', '.join(missing) or 'none'}"
+        )
+        if capture.error:
+            click.echo(f"  error: {capture.error.type}: {capture.error.message}")
+        for key, value in capture.data.items():
+            click.echo(f"  {key}: {_summary(value)}")
+        if capture.blobs:
+            total = sum(b.size for b in capture.blobs)
+            click.echo(f"  blobs: {len(capture.blobs)} ({total:,} bytes) in the store")
+
+
+def _summary(value: Any) -> str:
+    if isinstance(value, list):
+        return f"[{len(value)} item(s)]"
+    if isinstance(value, dict):
+        return f"{{{len(value)} field(s)}}"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+    return str(value)
+
+
+@click.command()
+@store_option
+@format_option
+def log(store: Path | None, output_format: str) -> None:
+    """The timeline of snapshots in the store, oldest first."""
+    from provenance.store import Store
+
+    entries = Store(resolve_store_path(store)).require().snapshots()
+    fmt = Format(output_format)
+    if fmt is Format.JSON:
+        document = {
+            "schema": "https://prov.dev/log/v1",
+            "snapshots": [entry.model_dump(mode="json") for entry in entries],
+        }
+        click.echo(json.dumps(document, indent=2))
+    elif fmt is Format.TEXT:
+        if not entries:
+            click.echo("no snapshots yet")
+        for entry in entries:
+            click.echo(
+                f"{entry.created[:19]}Z  {entry.sha256[:12]}  {entry.label}  "
+                f"sources: {', '.join(entry.sources)}  signers: {len(entry.signers)}"
+                + (f"  FAILED: {', '.join(entry.failed)}" if entry.failed else "")
+            )
+    else:
+        assert_never(fmt)
+
+
+@click.command()
+@store_option
+@click.pass_context
+def fsck(ctx: click.Context, store: Path | None) -> None:
+    """Re-hash every object in the store. Exit 1 when one is corrupt."""
+    from provenance.store import Store
+
+    target = Store(resolve_store_path(store)).require()
+    report = target.fsck()
+    for name in report.removed_temp:
+        click.echo(f"removed an interrupted write: tmp/{name}")
+    for name in report.in_flight:
+        click.echo(f"left a write in progress alone: tmp/{name}")
+    for name in report.corrupt:
+        click.echo(f"CORRUPT: objects/{name[:2]}/{name[2:]}")
+    click.echo(
+        f"checked {report.checked} object(s) in {target.root}: {len(report.corrupt)} corrupt"
+    )
+    if report.corrupt:
+        ctx.exit(1)

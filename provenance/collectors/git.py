@@ -1,0 +1,259 @@
+"""The git collector: a repository at a ref, every chosen file's path, mode, size, oid and blake3.
+
+It drives the real ``git`` binary, never a re-implementation of git's formats. A URL is fetched
+shallowly into a temporary bare repository (only the one commit is needed); a local path is read
+in place, and its working tree is checked for uncommitted changes.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from provenance._internal import redact
+from provenance._internal.proc import git, git_env
+from provenance.collectors.base import Collector, Recorder, SourceOptions
+from provenance.errors import CollectorError, GitError
+from provenance.model import Capture
+
+_SHA = re.compile(r"^[0-9a-f]{7,40}$")
+_URL = re.compile(r"^([a-z][a-z0-9+.-]*://|[^/:]+@[^/:]+:)", re.IGNORECASE)
+
+
+class GitOptions(SourceOptions):
+    repo: str = Field(min_length=1, description="a local path (relative to prov.toml) or a URL")
+    ref: str = Field(default="HEAD", min_length=1, description="branch, tag or commit sha")
+    paths: list[str] = Field(default_factory=list, description="limit to these paths")
+
+
+class GitCollector(Collector):
+    kind = "git"
+    options_model = GitOptions
+    options: GitOptions
+
+    def collect(self) -> Capture:
+        options = self.options
+        request: dict[str, Any] = {
+            "repo": redact.url(options.repo),
+            "ref": options.ref,
+            "paths": list(options.paths),
+        }
+        recorder = Recorder(self, request)
+        if _URL.match(options.repo):
+            with tempfile.TemporaryDirectory(prefix="prov-git-") as temp:
+                data = self._collect_remote(Path(temp), recorder)
+        else:
+            data = self._collect_local(recorder)
+        return recorder.finish(data)
+
+    # -- where the commit comes from ---------------------------------------------------------
+
+    def _collect_local(self, recorder: Recorder) -> dict[str, Any]:
+        path = (self.context.base_dir / self.options.repo).resolve()
+        if not path.is_dir():
+            raise CollectorError(
+                f"source {self.options.name!r}: repository {self.options.repo!r} does not exist "
+                f"(looked in {path})",
+                hint="set `repo` to a git checkout (relative to prov.toml) or a URL",
+            )
+        try:
+            git(["rev-parse", "--git-dir"], cwd=path)
+        except GitError as e:
+            raise CollectorError(
+                f"source {self.options.name!r}: {path} is not a git repository",
+                cause=e.stderr.strip(),
+                hint="point `repo` at the top of a git checkout",
+            ) from e
+        commit = self._resolve(path, self.options.ref)
+        ref_kind = _local_ref_kind(path, self.options.ref, commit)
+        remote = _optional(["config", "--get", "remote.origin.url"], path)
+        status = git(["status", "--porcelain", "--untracked-files=no"], cwd=path)
+        head = _optional(["rev-parse", "HEAD"], path)
+        data: dict[str, Any] = {
+            "remote_url": redact.url(remote) if remote else None,
+            "ref_kind": ref_kind,
+            "commit": commit,
+            "tree": git(["rev-parse", f"{commit}^{{tree}}"], cwd=path).decode().strip(),
+            # A dirty tree matters only when the commit captured is the one checked out.
+            "dirty": bool(status.strip()) and head == commit,
+        }
+        data.update(self._files(path, commit, recorder))
+        return data
+
+    def _collect_remote(self, temp: Path, recorder: Recorder) -> dict[str, Any]:
+        url, ref = self.options.repo, self.options.ref
+        git(["init", "--quiet", "--bare", str(temp)])
+        listing = _ls_remote(url, self.options.name)
+        target, ref_kind = _remote_target(listing, ref)
+        try:
+            git(["fetch", "--quiet", "--depth=1", url, target], cwd=temp)
+        except GitError as e:
+            raise CollectorError(
+                f"source {self.options.name!r}: cannot fetch {ref!r} from {redact.url(url)}",
+                cause=e.stderr.strip(),
+                hint="check that the ref exists; short shas cannot be fetched, use the full sha",
+            ) from e
+        commit = self._resolve(temp, "FETCH_HEAD")
+        data: dict[str, Any] = {
+            "remote_url": redact.url(url),
+            "ref_kind": ref_kind,
+            "commit": commit,
+            "tree": git(["rev-parse", f"{commit}^{{tree}}"], cwd=temp).decode().strip(),
+            "dirty": None,
+        }
+        data.update(self._files(temp, commit, recorder))
+        return data
+
+    def _resolve(self, repo: Path, ref: str) -> str:
+        try:
+            out = git(
+                ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
+                cwd=repo,
+            )
+        except GitError as e:
+            raise CollectorError(
+                f"source {self.options.name!r}: ref {ref!r} does not name a commit "
+                f"in {self.options.repo}",
+                cause=e.stderr.strip() or None,
+                hint="use a branch, a tag or a commit sha that exists (`git log --oneline`)",
+            ) from e
+        return out.decode().strip()
+
+    # -- the files of the commit -------------------------------------------------------------
+
+    def _files(self, repo: Path, commit: str, recorder: Recorder) -> dict[str, Any]:
+        paths = [p.rstrip("/") or "." for p in self.options.paths]
+        listing = git(["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *paths], cwd=repo)
+        files: list[dict[str, Any]] = []
+        for record in listing.split(b"\0"):
+            if not record:
+                continue
+            meta, _, name = record.partition(b"\t")
+            mode, kind, oid, size_text = meta.decode().split(maxsplit=3)
+            entry: dict[str, Any] = {
+                "path": name.decode("utf-8", "surrogateescape"),
+                "mode": mode,
+                "type": kind,
+                "oid": oid,
+            }
+            if kind == "blob":
+                entry["size"] = int(size_text)
+            files.append(entry)
+        missing = [p for p in paths if p != "." and not any(_under(f["path"], p) for f in files)]
+        blobs = [f for f in files if f["type"] == "blob"]
+        for entry, (digest, size) in zip(
+            blobs, _hash_blobs(repo, recorder, [f["oid"] for f in blobs]), strict=True
+        ):
+            recorder.add_blob(entry["path"], digest, size)
+        return {"files": files, "missing_paths": missing}
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def _hash_blobs(repo: Path, recorder: Recorder, oids: list[str]) -> list[tuple[str, int]]:
+    """Stream every blob through one ``git cat-file --batch`` into the store."""
+    if not oids:
+        return []
+    process = subprocess.Popen(
+        ["git", "cat-file", "--batch"],
+        cwd=repo,
+        env=git_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin and process.stdout
+
+    def feed() -> None:
+        assert process.stdin
+        try:
+            process.stdin.write("".join(f"{oid}\n" for oid in oids).encode())
+            process.stdin.close()
+        except BrokenPipeError:
+            pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    results: list[tuple[str, int]] = []
+    out = process.stdout
+    try:
+        for oid in oids:
+            header = out.readline().split()
+            if len(header) != 3 or header[0].decode() != oid:
+                raise GitError(f"git cat-file returned an unexpected record for {oid}: {header!r}")
+            remaining = int(header[2])
+            with recorder.store.writer() as writer:
+                while remaining:
+                    chunk = out.read(min(remaining, 1 << 20))
+                    if not chunk:
+                        raise GitError(f"git cat-file ended in the middle of {oid}")
+                    writer.write(chunk)
+                    remaining -= len(chunk)
+                written = writer.commit()
+            out.read(1)  # the newline after each object
+            results.append((str(written.digest), written.size))
+    finally:
+        feeder.join()
+        process.stdout.close()
+        stderr = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
+        if process.wait() != 0 and len(results) != len(oids):
+            raise GitError("git cat-file failed", stderr=stderr)
+    return results
+
+
+def _optional(args: list[str], cwd: Path) -> str | None:
+    try:
+        return git(args, cwd=cwd).decode().strip() or None
+    except GitError:
+        return None
+
+
+def _local_ref_kind(repo: Path, ref: str, commit: str) -> str:
+    full = _optional(["rev-parse", "--symbolic-full-name", "--end-of-options", ref], repo)
+    if full and full.startswith("refs/heads/"):
+        return "branch"
+    if full and full.startswith("refs/remotes/"):
+        return "branch"
+    if full and full.startswith("refs/tags/"):
+        return "tag"
+    if _SHA.match(ref) and commit.startswith(ref):
+        return "sha"
+    return "symbolic" if ref == "HEAD" else "other"
+
+
+def _ls_remote(url: str, name: str) -> dict[str, str]:
+    try:
+        out = git(["ls-remote", url])
+    except GitError as e:
+        raise CollectorError(
+            f"source {name!r}: cannot reach repository {redact.url(url)}",
+            cause=e.stderr.strip(),
+            hint="check the URL and the network; private repositories need git credentials",
+        ) from e
+    refs: dict[str, str] = {}
+    for line in out.decode().splitlines():
+        sha, _, refname = line.partition("\t")
+        refs[refname] = sha
+    return refs
+
+
+def _remote_target(refs: dict[str, str], ref: str) -> tuple[str, str]:
+    if ref == "HEAD":
+        return "HEAD", "symbolic"
+    if f"refs/heads/{ref}" in refs:
+        return f"refs/heads/{ref}", "branch"
+    if f"refs/tags/{ref}" in refs:
+        return f"refs/tags/{ref}", "tag"
+    if ref.startswith("refs/") and ref in refs:
+        return ref, "branch" if ref.startswith("refs/heads/") else "other"
+    if re.fullmatch(r"[0-9a-f]{40}", ref):
+        return ref, "sha"
+    return ref, "other"

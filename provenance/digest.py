@@ -1,0 +1,66 @@
+"""Digests: a small value type, and streaming blake3 / sha256 helpers."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import BinaryIO, Literal
+
+import blake3
+
+Algorithm = Literal["blake3", "sha256"]
+
+_HEX_LENGTH = {"blake3": 64, "sha256": 64}
+_PATTERN = re.compile(r"^(blake3|sha256):([0-9a-f]{64})$")
+CHUNK = 1 << 20  # 1 MiB reads: large enough to amortise syscalls, small enough for constant memory
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """A content digest. Prints as ``blake3:<hex>``."""
+
+    algorithm: Algorithm
+    hex: str
+
+    def __post_init__(self) -> None:
+        if len(self.hex) != _HEX_LENGTH[self.algorithm] or not _is_lower_hex(self.hex):
+            raise ValueError(f"not a {self.algorithm} hex digest: {self.hex!r}")
+
+    def __str__(self) -> str:
+        return f"{self.algorithm}:{self.hex}"
+
+    @classmethod
+    def parse(cls, text: str) -> Digest:
+        match = _PATTERN.match(text)
+        if match is None:
+            raise ValueError(f"not a digest of the form 'blake3:<64 hex>': {text!r}")
+        return cls(match.group(1), match.group(2))  # type: ignore[arg-type]
+
+
+def _is_lower_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
+
+
+def blake3_bytes(data: bytes) -> Digest:
+    return Digest("blake3", blake3.blake3(data).hexdigest())
+
+
+def sha256_bytes(data: bytes) -> Digest:
+    return Digest("sha256", hashlib.sha256(data).hexdigest())
+
+
+def blake3_chunks(chunks: Iterable[bytes]) -> tuple[Digest, int]:
+    """Hash an iterable of byte strings; return the digest and the total size."""
+    hasher = blake3.blake3()
+    size = 0
+    for chunk in chunks:
+        hasher.update(chunk)
+        size += len(chunk)
+    return Digest("blake3", hasher.hexdigest()), size
+
+
+def blake3_file(stream: BinaryIO) -> tuple[Digest, int]:
+    """Hash a binary stream to its end in constant memory."""
+    return blake3_chunks(iter(lambda: stream.read(CHUNK), b""))

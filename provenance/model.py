@@ -1,0 +1,110 @@
+"""The wire format of a snapshot: frozen pydantic models, serialised once as canonical JSON.
+
+A snapshot is the predicate of an in-toto statement. Its JSON Schema is generated from these
+models into ``schemas/`` (``python -m provenance.schema``); a test fails when the two drift.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from provenance import __version__
+from provenance._internal import canonical
+from provenance.digest import Digest, blake3_bytes, sha256_bytes
+
+PREDICATE_TYPE = "https://prov.dev/snapshot/v1"
+"""The one predicateType URI of a snapshot attestation; also the ``$id`` of its JSON Schema."""
+
+DIGEST_PATTERN = r"^blake3:[0-9a-f]{64}$"
+TIME_PATTERN = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$"
+
+BlobDigest = Annotated[str, Field(pattern=DIGEST_PATTERN)]
+Timestamp = Annotated[str, Field(pattern=TIME_PATTERN)]
+Establishes = Literal["observed", "provider-asserted", "tls-bound", "time-anchored"]
+
+
+def utc_now() -> str:
+    """The current time as RFC 3339 UTC with microseconds, the one spelling used everywhere."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class BlobRef(WireModel):
+    """A byte string a capture kept in the store, by its blake3 address."""
+
+    name: str = Field(description="Path or role of the bytes within the capture")
+    digest: BlobDigest
+    size: int = Field(ge=0)
+    media_type: str | None = None
+
+
+class CaptureError(WireModel):
+    """What went wrong on the remote side, kept as evidence."""
+
+    type: str = Field(description="timeout, connect, reset, http-status, not-found, ...")
+    message: str
+    detail: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class Capture(WireModel):
+    """What one collector observed for one source at one moment."""
+
+    source: str
+    kind: str
+    tool_version: str
+    started: Timestamp
+    ended: Timestamp
+    request: dict[str, JsonValue] = Field(description="What was asked for (credentials redacted)")
+    status: Literal["ok", "failed"]
+    establishes: tuple[Establishes, ...] = ()
+    data: dict[str, JsonValue] = Field(default_factory=dict)
+    blobs: tuple[BlobRef, ...] = ()
+    error: CaptureError | None = None
+    attempts: tuple[dict[str, JsonValue], ...] = ()
+    digest: BlobDigest = Field(
+        description="blake3 of the canonical content (kind, request, data, blobs, error), "
+        "without times: the same observation gives the same digest"
+    )
+
+    @staticmethod
+    def content_digest(
+        kind: str,
+        request: dict[str, Any],
+        data: dict[str, Any],
+        blobs: list[dict[str, Any]],
+        error: dict[str, Any] | None,
+    ) -> str:
+        content = {"kind": kind, "request": request, "data": data, "blobs": blobs, "error": error}
+        return str(blake3_bytes(canonical.dumps(content)))
+
+
+class Tool(WireModel):
+    name: Literal["prov"] = "prov"
+    version: str = __version__
+
+
+class Snapshot(WireModel):
+    """The captures of one milestone, taken together."""
+
+    label: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+    created: Timestamp
+    tool: Tool = Field(default_factory=Tool)
+    captures: tuple[Capture, ...]
+
+    def canonical_bytes(self) -> bytes:
+        return canonical.dumps(self.model_dump(mode="json"))
+
+    def sha256(self) -> Digest:
+        return sha256_bytes(self.canonical_bytes())
+
+    def capture(self, source: str) -> Capture:
+        for capture in self.captures:
+            if capture.source == source:
+                return capture
+        raise KeyError(source)

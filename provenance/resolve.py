@@ -1,0 +1,64 @@
+"""Finding a snapshot from what a user typed: an attestation path, a label or a sha256 prefix.
+
+These readers do not verify signatures (that is ``prov verify``'s job); they do check that the
+statement parses and that its subject digest matches, so what they show is at least self-consistent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from provenance.attest import statement as statements
+from provenance.digest import Digest
+from provenance.errors import UsageError
+from provenance.model import Snapshot
+from provenance.store import Store
+from provenance.verify import check_predicate, check_subject, read_envelope
+
+
+@dataclass(frozen=True)
+class Loaded:
+    snapshot: Snapshot
+    origin: str
+    signatures: int
+
+
+def load_attestation(path: Path) -> Loaded:
+    envelope = read_envelope(path)
+    parsed = statements.parse(envelope.payload)
+    snapshot = check_predicate(parsed)
+    check_subject(parsed)
+    return Loaded(snapshot, str(path), len(envelope.signatures))
+
+
+def load(reference: str, store: Store | None) -> Loaded:
+    """An attestation file path, or a label / sha256 prefix of a snapshot in the store."""
+    path = Path(reference)
+    if path.is_file():
+        return load_attestation(path)
+    if store is None or not store.exists():
+        raise UsageError(
+            f"{reference!r} is not a file, and there is no store to look it up in",
+            hint="pass an attestation path, or --store / PROV_STORE",
+        )
+    matches = [
+        entry
+        for entry in store.snapshots()
+        if entry.label == reference or (len(reference) >= 6 and entry.sha256.startswith(reference))
+    ]
+    if not matches:
+        raise UsageError(
+            f"no snapshot {reference!r} in the store at {store.root}",
+            hint="`prov log` lists the snapshots by label and id",
+        )
+    if len(matches) > 1:
+        ids = ", ".join(m.sha256[:12] for m in matches)
+        raise UsageError(
+            f"{reference!r} names {len(matches)} snapshots ({ids})", hint="use a longer id"
+        )
+    entry = matches[0]
+    digest = Digest.parse(entry.attestation)
+    store.check(digest)
+    loaded = load_attestation(store.object_path(digest))
+    return Loaded(loaded.snapshot, f"{entry.label} ({entry.sha256[:12]})", loaded.signatures)

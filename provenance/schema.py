@@ -1,0 +1,44 @@
+"""JSON Schemas of prov's documents, generated from the models.
+
+``python -m provenance.schema`` rewrites ``schemas/``; a test fails when the committed files and the
+models disagree, so the published contract can never drift silently.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from provenance.model import PREDICATE_TYPE, Snapshot
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def snapshot_schema() -> dict[str, Any]:
+    schema = Snapshot.model_json_schema(mode="serialization")
+    return {"$schema": DRAFT, "$id": PREDICATE_TYPE, **schema}
+
+
+SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
+    "snapshot.v1.schema.json": snapshot_schema,
+}
+
+
+def render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    target = Path(argv[0]) if argv else Path("schemas")
+    target.mkdir(exist_ok=True)
+    for name, build in SCHEMAS.items():
+        (target / name).write_text(render(build()))
+        print(f"wrote {target / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

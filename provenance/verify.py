@@ -1,0 +1,216 @@
+"""Verifying an attestation, step by step (design.md, "Verification, step by step").
+
+1. the envelope parses and its payloadType is in-toto's;
+2. at least ``threshold`` distinct trusted keys signed the PAE bytes;
+3. the statement is in-toto v1 with prov's predicateType, and the predicate matches its schema;
+4. the subject's sha256 equals the sha256 of the canonical snapshot bytes;
+5. with a store: every blob the snapshot references is there and hashes to its address.
+
+Each step passes, fails or is skipped with a reason. The first failure raises VerificationError
+carrying the report; a verifier never returns "false".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from provenance._internal import canonical
+from provenance.attest import dsse
+from provenance.attest import statement as statements
+from provenance.digest import Digest, sha256_bytes
+from provenance.errors import IntegrityError, ProvError, UsageError, VerificationError
+from provenance.model import PREDICATE_TYPE, Snapshot
+from provenance.store import Store
+
+Status = Literal["passed", "failed", "skipped"]
+
+
+@dataclass
+class Step:
+    number: int
+    name: str
+    status: Status
+    detail: str
+
+
+@dataclass
+class Report:
+    path: str
+    steps: list[Step] = field(default_factory=list)
+    snapshot: Snapshot | None = None
+    signers: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(step.status != "failed" for step in self.steps)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": "https://prov.dev/verify-report/v1",
+            "attestation": self.path,
+            "verified": self.ok,
+            "label": self.snapshot.label if self.snapshot else None,
+            "snapshot_sha256": self.snapshot.sha256().hex if self.snapshot else None,
+            "signers": self.signers,
+            "steps": [step.__dict__ for step in self.steps],
+        }
+
+
+class _Checker:
+    def __init__(self, report: Report) -> None:
+        self.report = report
+
+    def passed(self, number: int, name: str, detail: str) -> None:
+        self.report.steps.append(Step(number, name, "passed", detail))
+
+    def skipped(self, number: int, name: str, detail: str) -> None:
+        self.report.steps.append(Step(number, name, "skipped", detail))
+
+    def fail(self, number: int, name: str, error: ProvError) -> VerificationError:
+        self.report.steps.append(Step(number, name, "failed", error.message))
+        failure = VerificationError(
+            f"step {number} ({name}) failed: {error.message}",
+            cause=error.cause,
+            hint=error.hint,
+            report=self.report,
+        )
+        return failure
+
+
+def read_envelope(path: Path) -> dsse.Envelope:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as e:
+        raise UsageError(
+            f"{path} does not exist", hint="pass the path of an attestation file"
+        ) from e
+    except OSError as e:
+        raise UsageError(f"cannot read {path}", cause=str(e)) from e
+    lines = [line for line in data.splitlines() if line.strip()]
+    if not lines:
+        raise VerificationError(f"{path} is empty", hint="the file may have been truncated")
+    if len(lines) > 1:
+        raise VerificationError(f"{path} holds {len(lines)} envelopes; prov attestations hold one")
+    return dsse.parse(lines[0], origin=str(path))
+
+
+def verify(
+    path: Path,
+    keys: Sequence[dsse.Verifier],
+    *,
+    threshold: int = 1,
+    store: Store | None = None,
+) -> Report:
+    """Verify a DSSE attestation file. Returns the report, or raises VerificationError."""
+    report = Report(str(path))
+    check = _Checker(report)
+
+    try:
+        envelope = read_envelope(path)
+        if envelope.payload_type != statements.PAYLOAD_TYPE:
+            raise VerificationError(
+                f"payloadType is {envelope.payload_type!r}, not {statements.PAYLOAD_TYPE!r}"
+            )
+    except VerificationError as e:
+        raise check.fail(1, "envelope", e) from e
+    check.passed(1, "envelope", f"DSSE envelope, payloadType {envelope.payload_type}")
+
+    try:
+        results = dsse.verify(envelope, keys, threshold)
+    except VerificationError as e:
+        raise check.fail(2, "signatures", e) from e
+    report.signers = sorted({r.verified_by for r in results if r.verified_by})
+    check.passed(
+        2,
+        "signatures",
+        f"{len(report.signers)} trusted key(s) verified (threshold {threshold}): "
+        + ", ".join(report.signers),
+    )
+
+    try:
+        parsed = statements.parse(envelope.payload)
+        snapshot = check_predicate(parsed)
+    except VerificationError as e:
+        raise check.fail(3, "statement", e) from e
+    report.snapshot = snapshot
+    check.passed(
+        3, "statement", f"in-toto Statement v1, predicateType {PREDICATE_TYPE}, schema valid"
+    )
+
+    try:
+        detail = check_subject(parsed)
+    except VerificationError as e:
+        raise check.fail(4, "subject", e) from e
+    check.passed(4, "subject", detail)
+
+    if store is None:
+        check.skipped(5, "blobs", "no --store or --pack given: referenced blobs were not checked")
+    else:
+        try:
+            detail = check_blobs(snapshot, store)
+        except VerificationError as e:
+            raise check.fail(5, "blobs", e) from e
+        check.passed(5, "blobs", detail)
+    return report
+
+
+def check_predicate(parsed: statements.ParsedStatement) -> Snapshot:
+    if parsed.predicate_type != PREDICATE_TYPE:
+        raise VerificationError(
+            f"unknown predicateType {parsed.predicate_type!r}",
+            hint=f"prov verifies {PREDICATE_TYPE} statements",
+        )
+    import jsonschema
+
+    from provenance.schema import snapshot_schema
+
+    validator = jsonschema.Draft202012Validator(snapshot_schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(parsed.predicate))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        raise VerificationError(
+            f"the predicate does not match its schema at {where}: {error.message}"
+        )
+    try:
+        return Snapshot.model_validate(parsed.predicate)
+    except ValidationError as e:
+        raise VerificationError("the predicate is not a valid snapshot", cause=str(e)) from e
+
+
+def check_subject(parsed: statements.ParsedStatement) -> str:
+    # The subject digest is defined over the canonical form of the predicate, which is unique:
+    # canonicalising the parsed predicate gives exactly the bytes that were hashed at signing.
+    actual = sha256_bytes(canonical.dumps(parsed.predicate))
+    claimed = [s.get("digest", {}).get("sha256") for s in parsed.subjects if isinstance(s, dict)]
+    if actual.hex not in claimed:
+        raise VerificationError(
+            "the subject digest does not match the snapshot",
+            cause=f"subject sha256 {', '.join(map(str, claimed))}; snapshot sha256 {actual.hex}",
+        )
+    return f"subject sha256 {actual.hex} matches the canonical snapshot"
+
+
+def check_blobs(snapshot: Snapshot, store: Store) -> str:
+    count = size = 0
+    for capture in snapshot.captures:
+        for blob in capture.blobs:
+            digest = Digest.parse(blob.digest)
+            try:
+                actual_size = store.check(digest)
+            except IntegrityError as e:
+                raise VerificationError(
+                    f"blob {blob.name!r} of source {capture.source!r}: {e.message}", hint=e.hint
+                ) from e
+            if actual_size != blob.size:
+                raise VerificationError(
+                    f"blob {blob.name!r} of source {capture.source!r} has {actual_size} bytes, "
+                    f"the snapshot says {blob.size}"
+                )
+            count += 1
+            size += actual_size
+    return f"{count} blob(s), {size:,} bytes, present with matching blake3"
