@@ -1,0 +1,98 @@
+"""Shared fixtures: real git repositories, key pairs, a project folder, and ../shared lookup."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from provenance.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("PROV_SHARED", ROOT.parent / "shared"))
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.org",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.org",
+    "GIT_AUTHOR_DATE": "2026-08-21T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-08-21T00:00:00Z",
+}
+
+
+@pytest.fixture
+def shared() -> Path:
+    """The read-only ../shared folder of third-party test data; skips the test without it."""
+    if not SHARED.is_dir():
+        pytest.skip(f"{SHARED} is absent")
+    return SHARED
+
+
+def run_git(repo: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_ENV}
+    result = subprocess.run(
+        ["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True
+    )
+    return result.stdout.strip()
+
+
+class GitRepo:
+    """A real git repository made with the real git binary."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        run_git(path, "init", "-q", "-b", "main")
+
+    def write(self, relative: str, content: str | bytes) -> Path:
+        target = self.path / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            target.write_text(content)
+        else:
+            target.write_bytes(content)
+        return target
+
+    def commit(self, message: str = "commit") -> str:
+        run_git(self.path, "add", "-A")
+        run_git(self.path, "commit", "-q", "-m", message)
+        return run_git(self.path, "rev-parse", "HEAD")
+
+    def git(self, *args: str) -> str:
+        return run_git(self.path, *args)
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[[str], GitRepo]:
+    def make(name: str = "repo") -> GitRepo:
+        return GitRepo(tmp_path / name)
+
+    return make
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty project folder as the working directory, with PROV_* variables cleared."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for name in list(os.environ):
+        if name.startswith("PROV_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(folder)
+    yield folder
+
+
+@pytest.fixture
+def prov() -> Callable[..., Result]:
+    """Run the prov CLI in-process, like a user would from the shell."""
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None) -> Result:
+        return runner.invoke(cli, list(args), input=input, catch_exceptions=False)
+
+    return invoke
