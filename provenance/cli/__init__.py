@@ -49,7 +49,7 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     )
 
 
-from provenance.cli import inspect, setup, snapshot, verify  # noqa: E402
+from provenance.cli import compare, inspect, setup, snapshot, verify  # noqa: E402
 
 for command in (
     setup.init,
@@ -59,6 +59,9 @@ for command in (
     inspect.show,
     inspect.log,
     inspect.fsck,
+    compare.diff,
+    compare.check,
+    compare.note,
 ):
     cli.add_command(command)
 
