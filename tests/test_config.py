@@ -39,10 +39,19 @@ def test_a_valid_file_loads_with_positions() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        (GOOD + 'colour = "red"\n', r"prov.toml:10: source 'launcher', field 'colour': unknown key"),
-        (GOOD.replace('repo = "."\n', ""), r"prov.toml:4: source 'launcher', field 'repo': required"),
+        (
+            GOOD + 'colour = "red"\n',
+            r"prov.toml:10: source 'launcher', field 'colour': unknown key",
+        ),
+        (
+            GOOD.replace('repo = "."\n', ""),
+            r"prov.toml:4: source 'launcher', field 'repo': required",
+        ),
         (GOOD.replace('kind = "git"', 'kind = "svn"'), r"prov.toml:6: .*unknown kind 'svn'"),
-        (GOOD + GOOD.split("\n", 3)[3], r"prov.toml:11: duplicate source name 'launcher' \(first defined at line 5\)"),
+        (
+            GOOD + GOOD.split("\n", 3)[3],
+            r"prov.toml:11: duplicate source name 'launcher' \(first defined at line 5\)",
+        ),
         ("[store]\npath = 1\n", r"prov.toml:2: store.path"),
         ("[stor]\npath = 'x'\n", r"prov.toml:1: stor: unknown key"),
         ("[[sources]]\nkind = 'git'\n", r"prov.toml:1: source #1: 'name' is required"),

@@ -20,7 +20,9 @@ from tests.conftest import GitRepo
 def capture(repo: str, tmp_path: Path, **options: Any) -> Capture:
     store = Store(tmp_path / ".prov").init()
     context = CollectContext(store=store, base_dir=tmp_path)
-    return GitCollector(GitOptions(name="code", kind="git", repo=repo, **options), context).collect()
+    return GitCollector(
+        GitOptions(name="code", kind="git", repo=repo, **options), context
+    ).collect()
 
 
 @pytest.fixture
@@ -34,7 +36,9 @@ def launcher(make_repo: Callable[[str], GitRepo]) -> GitRepo:
     return repo
 
 
-def test_records_commit_tree_files_and_blake3_of_every_blob(launcher: GitRepo, tmp_path: Path) -> None:
+def test_records_commit_tree_files_and_blake3_of_every_blob(
+    launcher: GitRepo, tmp_path: Path
+) -> None:
     result = capture("marin", tmp_path)
     data = result.data
     assert data["commit"] == launcher.git("rev-parse", "HEAD")
@@ -70,7 +74,9 @@ def test_a_sha_ref_resolves_to_the_full_commit(launcher: GitRepo, tmp_path: Path
     assert (result.data["ref_kind"], result.data["commit"]) == ("sha", sha)
 
 
-def test_same_commit_twice_gives_identical_capture_digests(launcher: GitRepo, tmp_path: Path) -> None:
+def test_same_commit_twice_gives_identical_capture_digests(
+    launcher: GitRepo, tmp_path: Path
+) -> None:
     first, second = capture("marin", tmp_path), capture("marin", tmp_path)
     assert first.digest == second.digest
     assert first.blobs == second.blobs
@@ -108,7 +114,9 @@ def test_credentials_in_a_url_are_not_recorded(launcher: GitRepo, tmp_path: Path
         ("plain", "HEAD", "is not a git repository"),
     ],
 )
-def test_bad_repository_or_ref(launcher: GitRepo, tmp_path: Path, repo: str, ref: str, message: str) -> None:
+def test_bad_repository_or_ref(
+    launcher: GitRepo, tmp_path: Path, repo: str, ref: str, message: str
+) -> None:
     (tmp_path / "plain").mkdir()
     with pytest.raises(CollectorError, match=message):
         capture(repo, tmp_path, ref=ref)

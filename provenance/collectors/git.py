@@ -29,7 +29,9 @@ _URL = re.compile(r"^([a-z][a-z0-9+.-]*://|[^/:]+@[^/:]+:)", re.IGNORECASE)
 class GitOptions(SourceOptions):
     repo: str = Field(min_length=1, description="a local path (relative to prov.toml) or a URL")
     # No leading '-': a ref must never be read by git as an option.
-    ref: str = Field(default="HEAD", pattern=r"^[^-\s]\S*$", description="branch, tag or commit sha")
+    ref: str = Field(
+        default="HEAD", pattern=r"^[^-\s]\S*$", description="branch, tag or commit sha"
+    )
     paths: list[str] = Field(default_factory=list, description="limit to these paths")
 
 
