@@ -230,3 +230,21 @@ def test_a_label_is_never_overwritten(milestone: Path, prov: Prov) -> None:
     assert result.exit_code == 2
     assert "already exists" in result.stderr
     assert milestone.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["show", "log", "verify"])
+def test_every_output_format_renders(milestone: Path, prov: Prov, command: str) -> None:
+    from provenance.cli._options import Format
+
+    for fmt in Format:
+        args = {
+            "show": ["show", "m1"],
+            "log": ["log"],
+            "verify": ["verify", str(milestone), "--key", "keys/alice.pub"],
+        }[command]
+        result = prov(*args, "--format", fmt.value)
+        assert result.exit_code == 0, result.output
+        if fmt is Format.JSON:
+            assert json.loads(result.stdout)["schema"].startswith("https://prov.dev/")
+        else:
+            assert "m1" in result.stdout
