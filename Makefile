@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: help install test lint format schemas demo bench clean
+.PHONY: help install test lint format schemas demo bench clean readme
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -33,3 +33,6 @@ schemas: install ## Regenerate schemas/ from the models
 
 clean: ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+readme: install ## Rewrite the README's command reference from `prov --help`
+	$(BIN)/python -m provenance.cli._readme README.md

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,8 +254,7 @@ class Store:
             if actual != digest:
                 report.corrupt.append(name)
         for temp in sorted(self.tmp_dir.glob(".tmp-*")) if self.tmp_dir.is_dir() else []:
-            pid = _writer_pid(temp)
-            if pid is not None and pid != os.getpid() and pid_alive(pid):
+            if _in_flight(temp):
                 report.in_flight.append(temp.name)
                 continue
             with contextlib.suppress(FileNotFoundError):
@@ -285,6 +285,19 @@ class Store:
                     f"the snapshot index entry {path} is unreadable", cause=str(e)
                 ) from e
         return sorted(entries, key=lambda entry: (entry.created, entry.sha256))
+
+
+STALE_AFTER = 3600.0  # seconds without a write: the pid may have been reused by now
+
+
+def _in_flight(temp: Path) -> bool:
+    """A temp file whose writer still runs (and wrote to it recently) is a write in progress."""
+    pid = _writer_pid(temp)
+    try:
+        idle = time.time() - temp.stat().st_mtime
+    except FileNotFoundError:
+        return False
+    return pid is not None and pid_alive(pid) and idle < STALE_AFTER
 
 
 def _writer_pid(temp: Path) -> int | None:

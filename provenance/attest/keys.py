@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, utils
 
 from provenance._internal.files import atomic_write
 from provenance.errors import KeyFileError, UsageError
@@ -49,14 +50,26 @@ class VerifyingKey:
     source: str
 
     def verify(self, signature: bytes, data: bytes) -> bool:
-        try:
-            if isinstance(self.public, ed25519.Ed25519PublicKey):
-                self.public.verify(signature, data)
-            else:
-                self.public.verify(signature, data, ec.ECDSA(hashes.SHA256()))
-        except (InvalidSignature, ValueError):
-            return False
-        return True
+        public = self.public
+        if isinstance(public, ed25519.Ed25519PublicKey):
+            return _checks(lambda: public.verify(signature, data))
+        if _checks(lambda: public.verify(signature, data, ec.ECDSA(hashes.SHA256()))):
+            return True
+        # The DSSE spec's own test vector uses raw r||s (IEEE P1363) instead of DER. Both spell
+        # the same (r, s), so accepting either admits no signature that DER would not.
+        if len(signature) == 64:
+            r, s = int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big")
+            der = utils.encode_dss_signature(r, s)
+            return _checks(lambda: public.verify(der, data, ec.ECDSA(hashes.SHA256())))
+        return False
+
+
+def _checks(verify: Callable[[], None]) -> bool:
+    try:
+        verify()
+    except (InvalidSignature, ValueError):
+        return False
+    return True
 
 
 @dataclass(frozen=True)

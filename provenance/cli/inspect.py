@@ -17,8 +17,9 @@ from provenance.cli._options import Format, format_option, resolve_store_path, s
 @store_option
 @format_option
 def show(snapshot: str, store: Path | None, output_format: str) -> None:
-    """Show a snapshot: an attestation file, or a label / id from the store.
+    """Show a snapshot (an attestation file, label or id).
 
+    SNAPSHOT is an attestation file, or a label / id of a snapshot in the store.
     This reads without checking signatures; use `prov verify` for that.
     """
     from provenance.model import Establishes

@@ -45,7 +45,10 @@ def snapshot(
     output: Path | None,
     strict: bool,
 ) -> None:
-    """Capture every source in prov.toml, sign the snapshot, write the attestation.
+    """Capture the sources, sign, write the attestation.
+
+    Every source in prov.toml is captured into the store; the snapshot is signed
+    as an in-toto statement and written to attestations/LABEL.intoto.jsonl.
 
     Exit 0 when every source was captured, 4 when the snapshot was written but some
     sources failed (their failure is recorded as evidence), 1 for that with --strict.

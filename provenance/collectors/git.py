@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import Field
 
@@ -28,7 +28,10 @@ _URL = re.compile(r"^([a-z][a-z0-9+.-]*://|[^/:]+@[^/:]+:)", re.IGNORECASE)
 
 class GitOptions(SourceOptions):
     repo: str = Field(min_length=1, description="a local path (relative to prov.toml) or a URL")
-    ref: str = Field(default="HEAD", min_length=1, description="branch, tag or commit sha")
+    # No leading '-': a ref must never be read by git as an option.
+    ref: str = Field(
+        default="HEAD", pattern=r"^[^-\s]\S*$", description="branch, tag or commit sha"
+    )
     paths: list[str] = Field(default_factory=list, description="limit to these paths")
 
 
@@ -162,51 +165,54 @@ def _hash_blobs(repo: Path, recorder: Recorder, oids: list[str]) -> list[tuple[s
     """Stream every blob through one ``git cat-file --batch`` into the store."""
     if not oids:
         return []
-    process = subprocess.Popen(
+    with subprocess.Popen(
         ["git", "cat-file", "--batch"],
         cwd=repo,
         env=git_env(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    )
-    assert process.stdin and process.stdout
+    ) as process:
+        assert process.stdin and process.stdout and process.stderr
+        stdin = process.stdin
 
-    def feed() -> None:
-        assert process.stdin
+        def feed() -> None:
+            # A separate thread, so git never blocks on a full stdout pipe while we write.
+            try:
+                stdin.write("".join(f"{oid}\n" for oid in oids).encode())
+                stdin.close()
+            except BrokenPipeError:
+                pass
+
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        results: list[tuple[str, int]] = []
         try:
-            process.stdin.write("".join(f"{oid}\n" for oid in oids).encode())
-            process.stdin.close()
-        except BrokenPipeError:
-            pass
-
-    feeder = threading.Thread(target=feed, daemon=True)
-    feeder.start()
-    results: list[tuple[str, int]] = []
-    out = process.stdout
-    try:
-        for oid in oids:
-            header = out.readline().split()
-            if len(header) != 3 or header[0].decode() != oid:
-                raise GitError(f"git cat-file returned an unexpected record for {oid}: {header!r}")
-            remaining = int(header[2])
-            with recorder.store.writer() as writer:
-                while remaining:
-                    chunk = out.read(min(remaining, 1 << 20))
-                    if not chunk:
-                        raise GitError(f"git cat-file ended in the middle of {oid}")
-                    writer.write(chunk)
-                    remaining -= len(chunk)
-                written = writer.commit()
-            out.read(1)  # the newline after each object
-            results.append((str(written.digest), written.size))
-    finally:
-        feeder.join()
-        process.stdout.close()
-        stderr = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
+            for oid in oids:
+                results.append(_read_object(process.stdout, oid, recorder))
+        finally:
+            feeder.join()
+            stderr = process.stderr.read().decode("utf-8", "replace")
         if process.wait() != 0 and len(results) != len(oids):
             raise GitError("git cat-file failed", stderr=stderr)
     return results
+
+
+def _read_object(out: IO[bytes], oid: str, recorder: Recorder) -> tuple[str, int]:
+    header = out.readline().split()
+    if len(header) != 3 or header[0].decode() != oid:
+        raise GitError(f"git cat-file returned an unexpected record for {oid}: {header!r}")
+    remaining = int(header[2])
+    with recorder.store.writer() as writer:
+        while remaining:
+            chunk = out.read(min(remaining, 1 << 20))
+            if not chunk:
+                raise GitError(f"git cat-file ended in the middle of {oid}")
+            writer.write(chunk)
+            remaining -= len(chunk)
+        written = writer.commit()
+    out.read(1)  # the newline after each object
+    return str(written.digest), written.size
 
 
 def _optional(args: list[str], cwd: Path) -> str | None:
@@ -217,7 +223,9 @@ def _optional(args: list[str], cwd: Path) -> str | None:
 
 
 def _local_ref_kind(repo: Path, ref: str, commit: str) -> str:
-    full = _optional(["rev-parse", "--symbolic-full-name", "--end-of-options", ref], repo)
+    if ref == "HEAD":
+        return "symbolic"
+    full = _optional(["rev-parse", "--symbolic-full-name", ref], repo)
     if full and full.startswith("refs/heads/"):
         return "branch"
     if full and full.startswith("refs/remotes/"):
@@ -226,7 +234,7 @@ def _local_ref_kind(repo: Path, ref: str, commit: str) -> str:
         return "tag"
     if _SHA.match(ref) and commit.startswith(ref):
         return "sha"
-    return "symbolic" if ref == "HEAD" else "other"
+    return "other"
 
 
 def _ls_remote(url: str, name: str) -> dict[str, str]:
