@@ -1022,7 +1022,9 @@ def headline(capture: CaptureDiff, limit: int = 3) -> str:
     if capture.status in ("added", "removed"):
         return f"{capture.source} {capture.status}"
     bits: list[str] = []
-    for document in capture.documents:
+    # What was observed first, what was asked for last (a new ref implies a new commit).
+    rank = {"data": 0, "capture": 1, "request": 3}
+    for document in sorted(capture.documents, key=lambda d: rank.get(d.name, 2)):
         for change in document.changes:
             if change.volatile or len(bits) >= limit:
                 continue

@@ -367,7 +367,7 @@ def _md(text: str) -> str:
     """Escape text for Markdown prose (GitHub-flavoured)."""
     out = []
     for char in text:
-        if char in "\\`*_[]<>|~":
+        if char in "\\`*_[]<|~":
             out.append("\\" + char)
         else:
             out.append(char)
@@ -486,8 +486,10 @@ def _html_row(row: Row) -> str:
 def _html_diff(diff: Diff) -> str:
     e = html.escape
     title = f"prov diff: {diff.a.label} -> {diff.b.label}"
-    body = [f"<h1>{e(title)}</h1>", "<table><tr><th></th><th>label</th><th>sha256</th>"
-            "<th>created</th><th>from</th></tr>"]  # fmt: skip
+    body = [
+        f"<h1>{e(title)}</h1>",
+        "<table><tr><th></th><th>label</th><th>sha256</th><th>created</th><th>from</th></tr>",
+    ]
     for side, ref in (("A", diff.a), ("B", diff.b)):
         body.append(
             f"<tr><td>{side}</td><td><code>{e(ref.label)}</code></td>"
@@ -592,7 +594,8 @@ def _one_line(expression: str) -> str:
 
 def _origin(ref: SnapshotRef) -> str:
     """Where a snapshot was read from, unless that is just its label in the store."""
-    return "" if ref.origin.startswith(f"{ref.label} (") else f"  ({ref.origin})"
+    same = ref.origin == ref.label or ref.origin.startswith(f"{ref.label} (")
+    return "" if same else f"  ({ref.origin})"
 
 
 def _claims_summary(report: ClaimsReport) -> str:
@@ -730,8 +733,10 @@ def render_log(items: Sequence[LogItem], fmt: Format, *, colour: bool = False) -
         if not items:
             lines.append("No snapshots yet.")
         for item in items:
-            lines.append(f"- **{_md(item.entry.label)}** {_code(item.entry.sha256[:12])} "
-                         f"{item.entry.created}: {_md(_log_change_line(item))}")  # fmt: skip
+            lines.append(
+                f"- **{_md(item.entry.label)}** {_code(item.entry.sha256[:12])} "
+                f"{item.entry.created}: {_md(_log_change_line(item))}"
+            )
             lines.extend(f"  - {_md(_note_line(note))}" for note in item.notes)
         return "\n".join(lines) + "\n"
     if fmt is Format.HTML:

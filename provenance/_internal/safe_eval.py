@@ -9,7 +9,7 @@ before anything is evaluated; the evaluator below then interprets the tree itsel
   subscript (``captures['hero-run'].config.trainer.num_train_steps``, ``x.files[0]``); attributes
   are looked up in the data, never on Python objects, and dunder names are refused outright;
 * arithmetic on numbers: ``+ - * / // % **`` and unary ``- +``; ``/`` of integers is an exact
-  fraction, so integer arithmetic never rounds;
+  fraction, so integer arithmetic never rounds; the exponent of ``**`` is a number written out;
 * comparisons (``== != < <= > >=``, chained), ``and``, ``or``, ``not``;
 * calls of ``min``, ``max``, ``sum`` (over a list, or a map's values), ``abs``, ``len``, ``round``.
 
@@ -34,6 +34,7 @@ MAX_NODES = 400
 MAX_DEPTH = 40
 MAX_BITS = 4096  # no integer (or fraction part) larger than this many bits
 MAX_STRING = 1000
+MAX_EXPONENT = 1000
 FUNCTIONS = ("min", "max", "sum", "abs", "len", "round")
 
 Number = int | float | Fraction
@@ -165,10 +166,18 @@ def _check_node(node: ast.AST, names: tuple[str, ...]) -> None:
             _is_sequence_literal(node.left) or _is_sequence_literal(node.right)
         ):
             raise UnsafeExpression("repeating a string or a list with '*' is not allowed")
-        if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant):
-            exponent = node.right.value
-            if isinstance(exponent, (int, float)) and abs(exponent) > 10_000:
-                raise UnsafeExpression(f"the exponent {exponent!r} is too large")
+        if isinstance(node.op, ast.Pow):
+            # An exponent is written out, never computed: 10 ** 10 ** 9 is refused unread.
+            right = node.right
+            if isinstance(right, ast.UnaryOp) and isinstance(right.op, (ast.USub, ast.UAdd)):
+                right = right.operand
+            exponent = right.value if isinstance(right, ast.Constant) else None
+            if not isinstance(exponent, (int, float)) or isinstance(exponent, bool):
+                raise UnsafeExpression("the exponent of '**' must be a number written out")
+            if abs(exponent) > MAX_EXPONENT:
+                raise UnsafeExpression(
+                    f"the exponent {exponent!r} is too large (at most {MAX_EXPONENT})"
+                )
 
 
 def _is_sequence_literal(node: ast.AST) -> bool:
@@ -345,12 +354,12 @@ class Evaluator:
         if isinstance(exponent, Fraction) and exponent.denominator != 1:
             exponent = float(exponent)
         if isinstance(exponent, float) or isinstance(base, float):
-            if abs(float(exponent)) > 10_000:
+            if abs(float(exponent)) > MAX_EXPONENT:
                 raise EvaluationError(f"{where}: the exponent is too large")
             result: float = float(base) ** float(exponent)
             return result
         power = int(exponent)
-        if abs(power) > 10_000 or _bits(base) * abs(power) > MAX_BITS:
+        if abs(power) > MAX_EXPONENT or _bits(base) * abs(power) > MAX_BITS:
             raise EvaluationError(f"{where}: the result would exceed {MAX_BITS} bits")
         return Fraction(base) ** power
 

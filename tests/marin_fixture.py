@@ -142,8 +142,14 @@ def launcher_capture(
         "dirty": None,
     }
     request = {"repo": REMOTE, "ref": commit, "paths": [LAUNCHER_DIR]}
-    return seal(capture, data=data, request=request, started=started, ended=started,
-                establishes=["observed", "provider-asserted"])  # fmt: skip
+    return seal(
+        capture,
+        data=data,
+        request=request,
+        started=started,
+        ended=started,
+        establishes=["observed", "provider-asserted"],
+    )
 
 
 def wandb_data(milestone: str) -> dict[str, Any]:
@@ -244,9 +250,14 @@ def wandb_capture(store: Store, milestone: str, started: str) -> Capture:
     }
     body = json.dumps(response, indent=1).encode()
     return make_capture(
-        store, "hero-run", "wandb", request, data,
-        [("graphql-response.json", body, "application/json")], started=started,
-    )  # fmt: skip
+        store,
+        "hero-run",
+        "wandb",
+        request,
+        data,
+        [("graphql-response.json", body, "application/json")],
+        started=started,
+    )
 
 
 def artifact_capture(store: Store, milestone: str, started: str) -> Capture:
@@ -309,9 +320,15 @@ def artifact_capture(store: Store, milestone: str, started: str) -> Capture:
     }
     request = {"method": "GET", "url": ARTIFACT_URL}
     return make_capture(
-        store, "harrier-store-artifact", "http", request, data, [("body", body, media)],
-        started=started, establishes=("observed", "tls-bound"),
-    )  # fmt: skip
+        store,
+        "harrier-store-artifact",
+        "http",
+        request,
+        data,
+        [("body", body, media)],
+        started=started,
+        establishes=("observed", "tls-bound"),
+    )
 
 
 def token_counts_capture(store: Store, started: str) -> Capture:
@@ -343,10 +360,15 @@ def token_counts_capture(store: Store, started: str) -> Capture:
     }
     request = {"repo": "marin-community/token-counts", "repo_type": "dataset", "revision": commit}
     return make_capture(
-        store, "token-counts", "huggingface", request, data,
-        [("data/token_counts.csv", csv, "text/csv")], started=started,
+        store,
+        "token-counts",
+        "huggingface",
+        request,
+        data,
+        [("data/token_counts.csv", csv, "text/csv")],
+        started=started,
         establishes=("observed", "provider-asserted"),
-    )  # fmt: skip
+    )
 
 
 def publish(store: Store, snapshot: Snapshot, key: Path, target: Path) -> Path:
