@@ -308,7 +308,9 @@ class RegistryClient:
         """Descriptors of the manifests whose subject is ``digest``; None if the API is absent."""
         url = f"/v2/{repository}/referrers/{digest}"
         if artifact_type:
-            url += f"?artifactType={artifact_type}"
+            from urllib.parse import quote
+
+            url += f"?artifactType={quote(artifact_type, safe='')}"  # '+' would read as a space
         response, body = self.request(
             "GET", url, repository=repository, headers={"Accept": OCI_INDEX}
         )
