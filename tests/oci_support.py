@@ -2,6 +2,7 @@
 
 * ``Registry``: ``docker-registry serve`` with a config.yml written here (storage in a tmp dir,
   a free port), anonymous or with ``auth: token:`` pointing at ``TokenServer``.
+  A third kind uses ``auth: htpasswd:`` (``WWW-Authenticate: Basic``), users made by htpasswd.
 * ``TokenServer``: docker's token authentication, as Docker Hub's auth.docker.io does it: Basic
   credentials in, an ES256 JWT out, signed by a key whose self-signed certificate the registry
   trusts (``rootcertbundle``) and carried in the JWT's ``x5c`` header.
@@ -215,7 +216,9 @@ class TokenServer:
 class Registry:
     """``docker-registry serve`` on 127.0.0.1, storage in ``directory``."""
 
-    def __init__(self, directory: Path, token: TokenServer | None = None) -> None:
+    def __init__(
+        self, directory: Path, token: TokenServer | None = None, htpasswd: bool = False
+    ) -> None:
         binary = need_registry()
         directory.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
@@ -237,6 +240,20 @@ class Registry:
             f"  addr: {self.host}",
             f"  secret: {uuid.uuid4().hex}",
         ]
+        self.basic = htpasswd
+        if htpasswd:
+            users = directory / "htpasswd"
+            tool = shutil.which("htpasswd")
+            if tool is None:
+                pytest.skip("htpasswd is not installed (apt-get install apache2-utils)")
+            for user, password in USERS.items():
+                create = [] if users.exists() else ["-c"]
+                subprocess.run(
+                    [tool, "-Bb", *create, str(users), user, password],
+                    check=True,
+                    capture_output=True,
+                )
+            lines += ["auth:", "  htpasswd:", "    realm: prov-test", f"    path: {users}"]
         if token is not None:
             lines += [
                 "auth:",
@@ -439,6 +456,10 @@ class Pusher:
         self.http = httpx.Client(timeout=10)
 
     def _headers(self, repository: str) -> dict[str, str]:
+        if self.registry.basic:
+            user, password = next(iter(USERS.items()))
+            raw = base64.b64encode(f"{user}:{password}".encode()).decode()
+            return {"Authorization": f"Basic {raw}"}
         if self.registry.token is None:
             return {}
         return {"Authorization": f"Bearer {self.registry.token.token_for('alice', repository)}"}
@@ -525,9 +546,9 @@ class Pusher:
 
 
 @contextlib.contextmanager
-def running(directory: Path, *, auth: bool = False) -> Iterator[Registry]:
+def running(directory: Path, *, auth: bool = False, basic: bool = False) -> Iterator[Registry]:
     token = TokenServer(directory) if auth else None
-    registry = Registry(directory / "registry", token)
+    registry = Registry(directory / "registry", token, htpasswd=basic)
     try:
         yield registry
     finally:

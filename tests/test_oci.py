@@ -41,6 +41,12 @@ def auth_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry
 
 
 @pytest.fixture(scope="module")
+def basic_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    with running(tmp_path_factory.mktemp("basic-registry"), basic=True) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
 def front(registry: Registry) -> Iterator[ReferrersFront]:
     started = ReferrersFront(registry)
     yield started
@@ -490,6 +496,22 @@ def test_with_docker_credentials_the_bearer_flow_succeeds_and_nothing_secret_is_
     assert secret.decode() not in result.output + verified.output
 
 
+def test_an_identity_token_is_exchanged_for_a_registry_token(
+    project: Path, snap: Snap, auth_registry: Registry, auth_pusher: Pusher, docker_config: Path
+) -> None:
+    repository = repo_name()
+    image = auth_pusher.image(repository, "v1", {})
+    (docker_config / "config.json").write_text(
+        json.dumps({"auths": {auth_registry.host: {"identitytoken": "refresh-alice"}}})
+    )
+    write_config(project, [oci_source("private", auth_registry.host, f"{repository}:v1")])
+
+    result, snapshot = snap("s1")
+
+    assert result.exit_code == 0, result.output
+    assert snapshot.capture("private").data["digest"] == image.digest
+
+
 def test_wrong_password_is_recorded_as_the_token_servers_401(
     project: Path, snap: Snap, auth_registry: Registry, auth_pusher: Pusher, docker_config: Path
 ) -> None:
@@ -506,6 +528,29 @@ def test_wrong_password_is_recorded_as_the_token_servers_401(
     assert error.detail["stage"] == "token"
     assert error.detail["status"] == 401
     assert "wrong" not in json.dumps(snapshot.model_dump(mode="json"))
+
+
+def test_basic_auth_registry_401_then_docker_credentials(
+    project: Path, snap: Snap, basic_registry: Registry, docker_config: Path
+) -> None:
+    repository = repo_name()
+    pusher = Pusher(basic_registry)
+    try:
+        image = pusher.image(repository, "v1", {})
+    finally:
+        pusher.close()
+    write_config(project, [oci_source("private", basic_registry.host, f"{repository}:v1")])
+    result, anonymous = snap("anonymous")
+    assert result.exit_code == 4
+    error = anonymous.capture("private").error
+    assert error is not None and error.detail["status"] == 401
+    assert error.detail["challenge"] == {"scheme": "Basic", "realm": "prov-test"}
+
+    login(docker_config, basic_registry.host, "alice", USERS["alice"])
+    result, logged_in = snap("logged-in")
+
+    assert result.exit_code == 0, result.output
+    assert logged_in.capture("private").data["digest"] == image.digest
 
 
 def test_push_without_credentials_fails_with_the_401(

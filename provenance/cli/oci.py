@@ -116,6 +116,7 @@ def verify_image(
             except ProvError as e:
                 entry["error"] = e.message
                 continue
+            report.path = f"oci://{reference.registry}/{reference.repository}@{attached.manifest}"
             entry["report"] = report
             if report.snapshot is not None:
                 entry["captures_image"] = _captures_of(report.snapshot, found.subject)

@@ -14,9 +14,8 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from provenance._internal import redact
 from provenance.collectors.base import Collector, Recorder, SourceOptions
-from provenance.errors import RegistryError
+from provenance.errors import RegistryError, UsageError
 from provenance.model import Capture, CaptureError
 from provenance.oci import connect
 from provenance.oci import reference as references
@@ -42,7 +41,10 @@ class OciOptions(SourceOptions):
     @field_validator("image")
     @classmethod
     def _parses(cls, value: str) -> str:
-        references.parse(value)  # a UsageError here names the file and line via validate_source
+        try:
+            references.parse(value)
+        except UsageError as e:  # a ValueError, so that validate_source names file and line
+            raise ValueError(e.message) from e
         return value
 
     @model_validator(mode="after")
@@ -61,7 +63,7 @@ class OciCollector(Collector):
         options = self.options
         image = references.parse(options.image)
         request: dict[str, Any] = {
-            "image": redact.url(options.image),
+            "image": options.image,  # the reference grammar leaves no room for credentials
             "platform": options.platform,
             "plain_http": options.plain_http,
             "git_source": options.git_source,
