@@ -289,6 +289,7 @@ def test_revision_label_is_cross_checked_against_the_git_commit(
     assert checks["bad/revision"].values["revision"] == "0" * 40
     assert checks["tagged/revision"].result == "undetermined"
     assert checks["tagged/revision"].matches is None
+    assert "warning: cross-check bad/revision" in result.stderr
 
     shown = prov("show", "s1")
     assert shown.exit_code == 0, shown.output
