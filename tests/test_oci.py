@@ -621,3 +621,33 @@ def test_missing_tag_and_unreachable_registry_are_evidence(
     down = snapshot.capture("down")
     assert down.error is not None and down.error.type == "connect"
     assert len(down.attempts) == 1  # retries = 0 in the test config
+
+
+def test_a_referrer_that_names_another_image_is_not_accepted(
+    project: Path, snap: Snap, prov: Callable[..., Result], registry: Registry, pusher: Pusher
+) -> None:
+    # Someone lists, in this image's referrers tag, an attestation made for another image.
+    repository = repo_name()
+    image = pusher.image(repository, "v1", {})
+    other = pusher.image(repository, "other", {})
+    write_config(project, [oci_source("other", registry.host, f"{repository}:other")])
+    result, _ = snap("other")
+    assert result.exit_code == 0, result.output
+    attestation = project / "attestations" / "other.intoto.jsonl"
+    target = f"oci://{registry.host}/{repository}:other"
+    assert prov("push", str(attestation), target, "--plain-http").exit_code == 0
+    other_tag = f"sha256-{other.digest.removeprefix('sha256:')}"
+    listed = pusher.get(repository, f"manifests/{other_tag}").content
+    pusher.manifest(
+        repository,
+        f"sha256-{image.digest.removeprefix('sha256:')}",
+        listed,
+        "application/vnd.oci.image.index.v1+json",
+    )
+
+    result = prov(
+        "verify", f"oci://{registry.host}/{repository}:v1", "--key", "keys/k.pub", "--plain-http"
+    )
+
+    assert result.exit_code == 1
+    assert f"its subject is not {image.digest}" in result.output
