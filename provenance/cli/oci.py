@@ -31,7 +31,7 @@ def plain_http_option(function: Any) -> Any:
 @click.argument("image", metavar="oci://REGISTRY/REPOSITORY:TAG")
 @plain_http_option
 def push(attestation: Path, image: str, plain_http: bool) -> None:
-    """Attach an attestation file to a container image in an OCI registry.
+    """Attach an attestation to a container image.
 
     The attestation becomes an OCI 1.1 referrer of the image (artifactType
     application/vnd.in-toto+json). Registries without the referrers API get the
