@@ -49,7 +49,13 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     )
 
 
-from provenance.cli import inspect, setup, snapshot, verify  # noqa: E402
+from provenance.cli import (  # noqa: E402
+    inspect,
+    oci,
+    setup,
+    snapshot,
+    verify,
+)
 
 for command in (
     setup.init,
@@ -59,6 +65,7 @@ for command in (
     inspect.show,
     inspect.log,
     inspect.fsck,
+    oci.push,
 ):
     cli.add_command(command)
 
