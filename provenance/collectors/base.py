@@ -24,6 +24,7 @@ from provenance.store import Store
 
 REGISTRY: dict[str, str] = {
     "git": "provenance.collectors.git:GitCollector",
+    "listing": "provenance.collectors.listing:ListingCollector",
 }
 
 
