@@ -332,11 +332,18 @@ def prove(store: Store, manifest: ManifestInfo, key: str) -> InclusionProof:
     return InclusionProof(key=key, line=line, index=index, count=manifest.count, path=path)
 
 
-def verify_proof(proof: InclusionProof, root: str) -> dict[str, Any]:
-    """Check that ``proof`` leads to ``root``; returns the proven entry or raises.
+def verify_proof(proof: InclusionProof, root: str, count: int) -> dict[str, Any]:
+    """Check that ``proof`` leads to ``root`` of a ``count``-entry manifest (both from the
+    capture); returns the proven entry or raises VerificationError.
 
-    RFC 9162 section 2.1.3.2, step by step.
+    RFC 9162 section 2.1.3.2, step by step. As in RFC 9162 the tree size comes from the
+    verifier's trusted record, not from the proof: a leaf inside the largest perfect subtree has
+    the same audit path in trees of several sizes.
     """
+    if proof.count != count:
+        raise VerificationError(
+            f"the proof is for a {proof.count}-entry manifest; the capture has {count}"
+        )
     entry = proof.entry
     if entry.get("key") != proof.key:
         raise VerificationError(f"the proven entry is for {entry.get('key')!r}, not {proof.key!r}")
