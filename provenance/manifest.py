@@ -149,8 +149,8 @@ class PrefixTotals:
 class ManifestWriter:
     """Streams sorted entries into a store blob while building the Merkle tree.
 
-    ``prefixes`` keeps the object count and bytes of each top-level prefix; entries arrive in
-    key order, so each prefix's entries are contiguous and only ``max_prefixes`` are kept.
+    ``prefixes`` keeps the object count and bytes of each top-level folder; entries arrive in
+    key order, so each folder's entries are contiguous and at most ``max_prefixes`` are kept.
     """
 
     def __init__(self, store: Store, *, max_prefixes: int = 10_000) -> None:
@@ -160,7 +160,8 @@ class ManifestWriter:
         self._last: str | None = None
         self.count = 0
         self.bytes = 0
-        self.prefixes: list[PrefixTotals] = []
+        self._prefixes: list[PrefixTotals] = []
+        self._top = PrefixTotals("")
         self.prefixes_truncated = False
         self._max_prefixes = max_prefixes
 
@@ -180,13 +181,21 @@ class ManifestWriter:
         self.count += 1
         self.bytes += size
         prefix = top_prefix(key)
-        if self.prefixes and self.prefixes[-1].prefix == prefix:
-            self.prefixes[-1].count += 1
-            self.prefixes[-1].bytes += size
-        elif len(self.prefixes) < self._max_prefixes:
-            self.prefixes.append(PrefixTotals(prefix, 1, size))
+        if not prefix:  # objects at the top interleave with folders: one running total
+            self._top.count += 1
+            self._top.bytes += size
+        elif self._prefixes and self._prefixes[-1].prefix == prefix:
+            self._prefixes[-1].count += 1
+            self._prefixes[-1].bytes += size
+        elif len(self._prefixes) < self._max_prefixes:
+            self._prefixes.append(PrefixTotals(prefix, 1, size))
         else:
             self.prefixes_truncated = True
+
+    @property
+    def prefixes(self) -> list[PrefixTotals]:
+        """Per top-level folder, in key order; objects at the top under ``""`` first."""
+        return ([self._top] if self._top.count else []) + self._prefixes
 
     def commit(self) -> ManifestInfo:
         if self._buffer:

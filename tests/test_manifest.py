@@ -243,3 +243,17 @@ def test_external_sort_spills_and_merges(tmp_path: Path) -> None:
     assert [e["key"] for e in out] == sorted(str(e["key"]) for e in items)
     assert out == sorted(items, key=lambda e: str(e["key"]))
     assert not list(tmp_path.iterdir()), "runs are removed after the merge"
+
+
+def test_prefix_totals_keep_top_level_objects_together(store: Store) -> None:
+    from provenance.manifest import ManifestWriter
+
+    writer = ManifestWriter(store)
+    for key, size in [("a/x", 1), ("b", 2), ("c/y", 3), ("c/z", 4), ("d", 5)]:
+        writer.add({"key": key, "size": size})
+    writer.commit()
+    assert [(p.prefix, p.count, p.bytes) for p in writer.prefixes] == [
+        ("", 2, 7),
+        ("a", 1, 1),
+        ("c", 2, 7),
+    ]
