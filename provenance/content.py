@@ -56,6 +56,14 @@ def hash_shard(spec: StoreSpec, items: list[ShardItem]) -> ShardResult:
     return results
 
 
+class ContentFailed(CollectorError):
+    """A shard kept failing: the objects could not be read. Carries the attempts made."""
+
+    def __init__(self, message: str, *, attempts: list[dict[str, Any]]) -> None:
+        super().__init__(message, hint="check that the objects are readable; raise retries")
+        self.attempts = attempts
+
+
 class ShardFailed(Exception):
     def __init__(self, error_type: str, message: str) -> None:
         super().__init__(message)
@@ -311,10 +319,10 @@ def _with_retries(
             )
             log.warning("content: shard %d attempt %d failed: %s", window.number, attempt, e)
             if attempt > retries:
-                raise CollectorError(
+                raise ContentFailed(
                     f"hashing shard {window.number} (from {window.items[0][0]!r}) failed "
                     f"{attempt} times: {e.message}",
-                    hint="check that the objects are readable; raise [defaults] retries",
+                    attempts=attempts,
                 ) from e
             handle = executor.submit(spec, window.items)
             continue

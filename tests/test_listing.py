@@ -232,7 +232,9 @@ def test_unchanged_objects_reuse_the_previous_snapshot_hashes(tmp_path: Path) ->
         "root": first.snapshot.capture("harrier").data["content"]["manifest"]["root"],  # type: ignore[index,call-overload]
     }
     # reused hashes are still right: the manifest equals one hashed from scratch
-    fresh = collect(Store(tmp_path / "other").init(), tmp_path, name="harrier", url="data", content=True)
+    fresh = collect(
+        Store(tmp_path / "other").init(), tmp_path, name="harrier", url="data", content=True
+    )
     assert fresh.data["content"]["manifest"]["root"] == content["manifest"]["root"]  # type: ignore[index,call-overload]
 
 

@@ -55,7 +55,7 @@ class StoreSpec:
                 client_kwargs["endpoint_url"] = self.endpoint_url
             if self.region:
                 client_kwargs["region_name"] = self.region
-            return s3fs.S3FileSystem(
+            fs = s3fs.S3FileSystem(
                 anon=self.anonymous,
                 client_kwargs=client_kwargs,
                 config_kwargs={
@@ -63,10 +63,11 @@ class StoreSpec:
                     "read_timeout": self.timeout,
                     "retries": {"max_attempts": max(1, self.retries)},
                 },
-                retries=max(1, self.retries),
                 version_aware=self.versions,
                 skip_instance_cache=True,
             )
+            fs.retries = max(1, self.retries)  # s3fs's own retry loop around each call
+            return fs
         if self.protocol == "gs":
             gcsfs = _require("gcsfs", "gcs")
             options: dict[str, Any] = {"token": "anon" if self.anonymous else None}

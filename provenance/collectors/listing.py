@@ -120,7 +120,14 @@ class ListingCollector(Collector):
         data["prefixes_truncated"] = writer.prefixes_truncated
         establishes: tuple[Any, ...] = ("provider-asserted",)
         if options.content:
-            data["content"] = self._content(spec, info, recorder)
+            from provenance.content import ContentFailed
+
+            try:
+                data["content"] = self._content(spec, info, recorder)
+            except ContentFailed as failed:
+                recorder.attempts.extend(failed.attempts)
+                error = CaptureError(type="content-read", message=failed.message[:500])
+                return recorder.finish(data, establishes=establishes, error=error)
             establishes = ("observed", "provider-asserted")
         return recorder.finish(data, establishes=establishes)
 
