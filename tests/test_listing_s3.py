@@ -91,8 +91,12 @@ def test_listing_is_complete_and_stable(s3: S3Server, store: Store) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    not (os.environ.get("CI") or os.environ.get("PROV_SLOW")),
+    reason="slow (2-3 minutes): runs in CI, or locally with PROV_SLOW=1",
+)
 def test_listing_of_100k_objects_is_stable(s3: S3Server, store: Store) -> None:
-    """Acceptance 1 at full size (moto lists ~2,000 objects/s: ~50 s per listing)."""
+    """Acceptance 1 at full size (moto serves 1,400-2,000 objects/s: 50-75 s per listing)."""
     count = 100_000
     s3.create_bucket(
         "harrier-100k", ((f"datakit/store_4d2e363d/{k}", v) for k, v in harrier_objects(count))
