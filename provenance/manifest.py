@@ -16,7 +16,6 @@ written, read, proven and diffed in memory that grows with ``log(n)``, never wit
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -577,9 +576,3 @@ def diff_manifests(
         limit=limit,
         depth=depth,
     )
-
-
-def chunked(entries: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    iterator = iter(entries)
-    while batch := list(itertools.islice(iterator, size)):
-        yield batch

@@ -29,11 +29,16 @@ DEFAULT_OBJECTS = 3_000
 
 @pytest.fixture(scope="module")
 def s3() -> Iterator[S3Server]:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE"):
-        os.environ.pop(name, None)
+    # anonymous by default: no credential from the environment may sign the requests
+    saved = {
+        n: os.environ.pop(n)
+        for n in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE")
+        if n in os.environ
+    }
     server = S3Server()
     yield server
     server.stop()
+    os.environ.update(saved)
 
 
 @pytest.fixture
