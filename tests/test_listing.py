@@ -255,3 +255,23 @@ def test_a_tampered_baseline_is_not_reused(tmp_path: Path) -> None:
 
 def test_entry_lines_are_canonical() -> None:
     assert entry_line({"size": 1, "key": "é"}) == '{"key":"é","size":1}'.encode()
+
+
+def test_a_backend_listing_out_of_order_is_relisted_through_the_external_sort(
+    tmp_path: Path, store: Store
+) -> None:
+    """Some S3-compatible stores do not return keys in byte order."""
+    import random
+
+    make_tree(tmp_path / "data", FILES)
+
+    class Unordered(ListingCollector):
+        def _entries(self, spec: Any) -> Any:
+            items = list(iter_local(spec.root))
+            random.Random(5).shuffle(items)
+            return iter(items)
+
+    opts = ListingOptions(name="store", kind="listing", url="data")
+    shuffled = Unordered(opts, CollectContext(store=store, base_dir=tmp_path)).collect()
+    assert shuffled.status == "ok"
+    assert shuffled.data["manifest"] == collect(store, tmp_path, url="data").data["manifest"]
