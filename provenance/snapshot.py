@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from provenance import crosscheck
 from provenance._internal.files import atomic_write
 from provenance.attest import statement as statements
 from provenance.attest.signing import Attester
@@ -93,6 +94,7 @@ def take(
         label=label,
         created=utc_now(),
         captures=tuple(sorted(captures, key=lambda c: c.source)),
+        cross_checks=crosscheck.run(captures),
     )
     statement = statements.build(snapshot)
     document = attester.attest(statement)

@@ -49,7 +49,14 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     )
 
 
-from provenance.cli import compare, inspect, setup, snapshot, verify  # noqa: E402
+from provenance.cli import (  # noqa: E402
+    compare,
+    inspect,
+    oci,
+    setup,
+    snapshot,
+    verify,
+)
 
 for command in (
     setup.init,
@@ -59,6 +66,7 @@ for command in (
     inspect.show,
     inspect.log,
     inspect.fsck,
+    oci.push,
     compare.diff,
     compare.check,
     compare.note,

@@ -59,6 +59,10 @@ def show(snapshot: str, store: Path | None, output_format: str) -> None:
         if capture.blobs:
             total = sum(b.size for b in capture.blobs)
             click.echo(f"  blobs: {len(capture.blobs)} ({total:,} bytes) in the store")
+    if snap.cross_checks:
+        click.echo("\ncross-checks:")
+        for key, check in sorted(snap.cross_checks.items()):
+            click.echo(f"  {key}: {check.result.upper()}: {check.detail}")
 
 
 def _summary(value: Any) -> str:

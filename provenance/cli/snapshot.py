@@ -92,6 +92,9 @@ def snapshot(
             else f"FAILED: {capture.error.message if capture.error else ''}"
         )
         click.echo(f"  {capture.source} [{capture.kind}] {capture.digest[:19]}... {mark}")
+    for key, check in sorted(snap.cross_checks.items()):
+        if check.result == "mismatch":
+            click.echo(f"warning: cross-check {key}: {check.detail}", err=True)
     if result.partial:
         click.echo(
             f"warning: {len(result.failed)} source(s) failed and were recorded as such: "

@@ -9,10 +9,11 @@ from typing import assert_never
 import click
 
 from provenance.cli._options import Format, format_option
+from provenance.cli.oci import plain_http_option
 
 
 @click.command()
-@click.argument("attestation", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("attestation", metavar="ATTESTATION | oci://IMAGE")
 @click.option(
     "--key",
     "key_paths",
@@ -34,16 +35,22 @@ from provenance.cli._options import Format, format_option
     help="Also check every referenced blob in this store [env PROV_STORE].",
 )
 @format_option
+@plain_http_option
 @click.pass_context
 def verify(
     ctx: click.Context,
-    attestation: Path,
+    attestation: str,
     key_paths: tuple[Path, ...],
     threshold: int,
     store: Path | None,
     output_format: str,
+    plain_http: bool,
 ) -> None:
-    """Verify an attestation offline, step by step. Exit 0 verified, 1 not."""
+    """Verify an attestation offline, step by step. Exit 0 verified, 1 not.
+
+    With oci://REGISTRY/REPOSITORY:TAG, fetch every attestation attached to that
+    image (OCI referrers) and verify each.
+    """
     from provenance.attest import keys
     from provenance.errors import UsageError, VerificationError
     from provenance.store import Store
@@ -57,8 +64,21 @@ def verify(
         )
     trusted = [keys.load_verifier(path) for path in key_paths]
     blob_store = Store(store).require() if store else None
+    if attestation.startswith("oci://"):
+        from provenance.cli.oci import verify_image
+
+        verify_image(
+            ctx,
+            attestation,
+            trusted,
+            threshold=threshold,
+            store=blob_store,
+            output_format=output_format,
+            plain_http=plain_http,
+        )
+        return
     try:
-        report: Report = run(attestation, trusted, threshold=threshold, store=blob_store)
+        report: Report = run(Path(attestation), trusted, threshold=threshold, store=blob_store)
         error = None
     except VerificationError as e:
         if not isinstance(e.report, Report):

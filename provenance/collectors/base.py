@@ -24,6 +24,8 @@ from provenance.store import Store
 
 REGISTRY: dict[str, str] = {
     "git": "provenance.collectors.git:GitCollector",
+    "oci": "provenance.collectors.oci:OciCollector",
+    "listing": "provenance.collectors.listing:ListingCollector",
 }
 
 
