@@ -30,7 +30,7 @@ from __future__ import annotations
 import fnmatch
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any, Final, Literal
@@ -83,6 +83,14 @@ VOLATILE: dict[str, tuple[str, ...]] = {
     ),
     "huggingface": (),
     "git": (),
+    # How much of a content listing was re-hashed or reused says nothing about the store.
+    "listing": (
+        "content.hashed",
+        "content.hashed_bytes",
+        "content.reused",
+        "content.reused_bytes",
+        "content.baseline",
+    ),
 }
 """Volatile paths by capture kind, on top of ``COMMON_VOLATILE``."""
 
@@ -922,11 +930,92 @@ def compare_http(a: Capture, b: Capture, context: Context) -> Parts:
     return parts
 
 
+MAX_OBJECTS = 1000  # object changes listed per listing capture; the counts cover all
+
+
+def _manifest(data: bytes) -> Iterator[tuple[str, dict[str, Any]]]:
+    for line in data.splitlines():
+        if line.strip():
+            entry = canonical.loads(line)
+            yield entry["key"], entry
+
+
+def compare_listing(a: Capture, b: Capture, context: Context) -> Parts:
+    """An object-store listing: the manifest root and per-prefix counts, then the objects added,
+    removed and changed, by a merge of the two key-sorted manifests (content manifest first)."""
+    parts = compare_generic(a, b, context)
+    for name in ("content-manifest.jsonl", "manifest.jsonl"):
+        blob_a, blob_b = _blob(a, name), _blob(b, name)
+        if blob_a is not None and blob_b is not None:
+            break
+    else:
+        return parts
+    if blob_a[0] == blob_b[0]:
+        return parts
+    bytes_a, bytes_b = context.blobs_a.get(blob_a[0]), context.blobs_b.get(blob_b[0])
+    if bytes_a is None or bytes_b is None:
+        parts.notices.append(f"{name}: not at hand, objects compared by the manifest root only")
+        return parts
+    counts = {"added": 0, "removed": 0, "changed": 0}
+    change: Literal["added", "removed", "changed"]
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    left, right = _manifest(bytes_a), _manifest(bytes_b)
+    old, new = next(left, None), next(right, None)
+    while old is not None or new is not None:
+        if new is None or (old is not None and old[0] < new[0]):
+            change, before, after = "removed", old[1] if old else None, None
+            old = next(left, None)
+        elif old is None or new[0] < old[0]:
+            change, before, after = "added", None, new[1]
+            new = next(right, None)
+        else:
+            same = old[1] == new[1]
+            change, before, after = "changed", old[1], new[1]
+            old, new = next(left, None), next(right, None)
+            if same:
+                continue
+        counts[change] += 1
+        if len(parts.files) < MAX_OBJECTS:
+            parts.files.append(_object_change(change, before, after))
+    listed = sum(counts.values())
+    if listed > MAX_OBJECTS:
+        parts.notices.append(
+            f"{listed:,} objects differ ({counts['added']:,} added, {counts['removed']:,} removed, "
+            f"{counts['changed']:,} changed); the first {MAX_OBJECTS:,} by key are listed"
+        )
+    return parts
+
+
+def _object_change(
+    change: Literal["added", "removed", "changed"],
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+) -> FileChange:
+    def identity(entry: dict[str, Any] | None) -> str | None:
+        if entry is None:
+            return None
+        found = entry.get("blake3") or entry.get("etag") or entry.get("git_oid")
+        return str(found) if found is not None else None
+
+    key = (after or before or {})["key"]
+    return FileChange(
+        path=key,
+        change=change,
+        old_size=(before or {}).get("size"),
+        new_size=(after or {}).get("size"),
+        old_oid=identity(before),
+        new_oid=identity(after),
+        content="compared",
+    )
+
+
 COMPARERS: dict[str, Comparer] = {
     "git": compare_git,
     "huggingface": compare_huggingface,
     "http": compare_http,
     "wandb": compare_generic,
+    "listing": compare_listing,
 }
 """How each kind is presented; a kind not listed gets ``compare_generic``."""
 

@@ -310,7 +310,7 @@ def _text_diff(diff: Diff, colour: bool) -> str:
             if block.hidden:
                 lines.append(f"{indent}... {block.hidden} more change(s) (see --format json)")
         if part.files:
-            lines.append(f"  files: {_file_counts(capture.files)}")
+            lines.append(f"  {_files_word(capture)}: {_file_counts(capture.files)}")
             for row in part.files:
                 lines.extend(_text_row(row, "    ", paint))
         for name, text in part.text_diffs:
@@ -351,6 +351,10 @@ def _text_row(row: Row, indent: str, paint: _Paint) -> list[str]:
     out = [f"{indent}{head}: {row.detail}"]
     out.extend(f"{indent}    {child}" for child in row.children)
     return out
+
+
+def _files_word(capture: CaptureDiff) -> str:
+    return "objects" if capture.kind == "listing" else "files"
 
 
 def _file_counts(files: Sequence[FileChange]) -> str:

@@ -211,3 +211,32 @@ def test_unknown_kind_is_compared_generically(store: Store) -> None:
     _, text = run(store, [a], [b])
     assert "~ objects[key=a].size: 1 -> 2 (+1, +100.00%)" in text
     assert '+ objects[key=b]: added {key: "b", size: 5}' in text
+
+
+def test_listing_objects_added_removed_and_changed(project: Path, prov: Any) -> None:
+    """Two listings of a real local folder by the real listing collector, then `prov diff`."""
+    data = project / "store_4d2e363d"
+    for cell in ("c07q3", "c14q1"):
+        for shard in range(3):
+            path = data / cell / f"shard-{shard:07d}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"{cell} {shard}\n")
+    (project / "prov.toml").write_text(
+        '[[sources]]\nname = "store"\nkind = "listing"\nurl = "store_4d2e363d"\ncontent = true\n'
+    )
+    assert prov("keygen", "alice").exit_code == 0
+    assert prov("snapshot", "--label", "s1", "--key", "keys/alice.key").exit_code == 0
+    (data / "c07q3" / "shard-0000001.jsonl").write_text("c07q3 1, rewritten\n")
+    (data / "c14q1" / "shard-0000002.jsonl").unlink()
+    (data / "c30q4").mkdir()
+    (data / "c30q4" / "shard-0000000.jsonl").write_text("c30q4 0\n")
+    assert prov("snapshot", "--label", "s2", "--key", "keys/alice.key").exit_code == 0
+    result = prov("diff", "s1", "s2")
+    assert result.exit_code == 1, result.output
+    out = result.output
+    assert "objects: 1 added, 1 removed, 1 changed" in out
+    assert "+ c30q4/shard-0000000.jsonl: added (8 bytes)" in out
+    assert "- c14q1/shard-0000002.jsonl: removed (was 8 bytes)" in out
+    assert "~ c07q3/shard-0000001.jsonl: 8 -> 19 bytes (+11)" in out
+    assert "+ prefixes[prefix=c30q4]: added" in out
+    assert "manifest.root:" in out
