@@ -277,3 +277,18 @@ def test_schemas_match_the_models() -> None:
     for name, build in SCHEMAS.items():
         committed = (ROOT / "schemas" / name).read_text()
         assert committed == render(build()), f"schemas/{name} drifted: run `make schemas`"
+
+
+def test_colour_only_when_asked_or_on_a_terminal(
+    milestones: marin.Marin, prov: Callable[..., Result]
+) -> None:
+    store = str(milestones.store.root)
+    plain = prov("diff", "m1", "m2", "--store", store).output  # not a tty here
+    assert "\033[" not in plain
+    coloured = prov("diff", "m1", "m2", "--store", store, "--color").output
+    assert "\033[32m+ phases[start_step=108000]\033[0m" in coloured
+    assert "\033[31m" in coloured and "\033[2m" in coloured  # removals, volatile dimmed
+    assert (
+        "\033["
+        not in prov("diff", "m1", "m2", "--store", store, "--color", "--format", "json").output
+    )

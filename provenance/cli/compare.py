@@ -105,7 +105,9 @@ def diff(
     if key_paths:
         _sign_diff(result, key_paths, output)
     fmt = render.Format(output_format)
-    click.echo(render.render_diff(result, fmt, colour=_use_colour(colour)), nl=False)
+    use = _use_colour(colour)
+    # click strips ANSI codes off a non-terminal unless told the colour was asked for
+    click.echo(render.render_diff(result, fmt, colour=use), nl=False, color=use)
     ctx.exit(0 if result.equal else 1)
 
 
@@ -177,7 +179,8 @@ def check(
         claims_file, evidence, notes.up_to(target_store, evidence.snapshot)
     )
     fmt = render.Format(output_format)
-    click.echo(render.render_claims(report, fmt, colour=_use_colour(colour)), nl=False)
+    use = _use_colour(colour)
+    click.echo(render.render_claims(report, fmt, colour=use), nl=False, color=use)
     if report.errors:
         error = ClaimsError(
             f"{report.errors} claim(s) could not be evaluated",
