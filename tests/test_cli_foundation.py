@@ -213,7 +213,11 @@ def test_moving_the_branch_records_the_new_commit(
     text = prov("show", "attestations/m2.intoto.jsonl").stdout
     assert f"commit: {second}" in text
     timeline = prov("log").stdout.splitlines()
-    assert [line.split()[2] for line in timeline] == ["m1", "m1-again", "m2"]
+    heads = [line for line in timeline if not line.startswith(" ")]
+    assert [line.split()[2] for line in heads] == ["m1", "m1-again", "m2"]
+    # under each snapshot: what changed since the one before (issue 4)
+    assert timeline[timeline.index(heads[1]) + 1].strip() == "no differences since m1"
+    assert "code (commit " in timeline[timeline.index(heads[2]) + 1]
 
 
 def test_fsck_exits_1_on_a_corrupt_object(milestone: Path, project: Path, prov: Prov) -> None:

@@ -50,6 +50,7 @@ def cli(ctx: click.Context, verbose: bool) -> None:
 
 
 from provenance.cli import (  # noqa: E402
+    compare,
     inspect,
     oci,
     setup,
@@ -66,6 +67,9 @@ for command in (
     inspect.log,
     inspect.fsck,
     oci.push,
+    compare.diff,
+    compare.check,
+    compare.note,
 ):
     cli.add_command(command)
 

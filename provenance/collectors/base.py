@@ -110,7 +110,10 @@ class Recorder:
         self.source = collector.options.name
         self.kind = collector.kind
         self.store = collector.context.store
-        self.request = request
+        # Diff reads snapshots, never prov.toml: a source's extra volatile paths travel with
+        # the capture so that any auditor's `prov diff` applies them.
+        volatile = list(collector.options.volatile)
+        self.request = {**request, "volatile": volatile} if volatile else request
         self.started = utc_now()
         self.blobs: list[BlobRef] = []
         self.attempts: list[dict[str, Any]] = []
