@@ -276,7 +276,7 @@ def verify_bundle(
         if key is not None:
             keyed = verifier.verify_with_key(data, key, hashed)
             return BundleVerified(
-                media_type=_media_type(data),
+                media_type=json_media_type(data),
                 signer=f"key {_key_fingerprint(key)}",
                 payload_type=keyed.payload_type,
                 payload=keyed.payload,
@@ -342,7 +342,7 @@ def _time(result: Any) -> VerifiedTime:
     return VerifiedTime(source, result.time)
 
 
-def _media_type(data: bytes) -> str:
+def json_media_type(data: bytes) -> str:
     return str(_document(data, "bundle").get("mediaType", ""))
 
 

@@ -49,7 +49,7 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     )
 
 
-from provenance.cli import inspect, setup, snapshot, verify  # noqa: E402
+from provenance.cli import inspect, pack, release, setup, snapshot, verify  # noqa: E402  # noqa: E402
 
 for command in (
     setup.init,
@@ -59,6 +59,9 @@ for command in (
     inspect.show,
     inspect.log,
     inspect.fsck,
+    pack.pack,
+    release.release_upload,
+    release.release_previous,
 ):
     cli.add_command(command)
 
