@@ -315,14 +315,15 @@ class LocalSigstore:
         key = ec.generate_private_key(ec.SECP256R1())  # ephemeral, like sigstore's Signer
         certificate = self.issue(key.public_key())
         envelope = json.loads(dsse._sign(key, dsse.Statement(statement)).to_json())
+        der = certificate.public_bytes(serialization.Encoding.DER)
         bundle = {
             "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
             "verificationMaterial": {
-                "certificate": {"rawBytes": _b64(certificate.public_bytes(serialization.Encoding.DER))},
+                "certificate": {"rawBytes": _b64(der)},
                 "tlogEntries": [self.log_dsse(envelope, certificate)],
             },
             "dsseEnvelope": envelope,
-        }  # fmt: skip
+        }
         data = json.dumps(bundle, separators=(",", ":")).encode()
         Bundle.from_json(data)  # sigstore-python must accept what we assembled
         self.last_identity = self.signer_identity
