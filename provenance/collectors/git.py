@@ -203,7 +203,10 @@ def _hash_blobs(repo: Path, recorder: Recorder, oids: list[str]) -> list[tuple[s
     finally:
         feeder.join()
         process.stdout.close()
-        stderr = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
+        stderr = ""
+        if process.stderr:
+            with process.stderr:
+                stderr = process.stderr.read().decode("utf-8", "replace")
         if process.wait() != 0 and len(results) != len(oids):
             raise GitError("git cat-file failed", stderr=stderr)
     return results
