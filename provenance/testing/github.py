@@ -40,7 +40,7 @@ class LocalGitHub:
 
     page_size = 2  # small, so that listing assets exercises pagination
 
-    def __init__(self, repository: str = "example/project", token: str = "ghs_test") -> None:
+    def __init__(self, repository: str = "example/project", token: str = "ghs_test") -> None:  # noqa: S107
         self.repository = repository
         self.token = token
         self.releases: list[Release] = []  # newest first, like the API
@@ -103,14 +103,14 @@ class LocalGitHub:
             if re.fullmatch(rf"/repos/{repo}/releases", path) and method == "GET":
                 return self._json(200, [self._release_json(r) for r in self.releases])
             if m := re.fullmatch(rf"/repos/{repo}/releases/(\d+)/assets", path):
-                release = self._release(int(m.group(1)))
-                if release is None:
+                listed = self._release(int(m.group(1)))
+                if listed is None:
                     return self._json(404, {"message": "Not Found"})
                 page = int(query.get("page", ["1"])[0])
                 start = (page - 1) * self.page_size
-                chunk = release.assets[start : start + self.page_size]
+                chunk = listed.assets[start : start + self.page_size]
                 headers = {}
-                if start + self.page_size < len(release.assets):
+                if start + self.page_size < len(listed.assets):
                     nxt = f"{self.url}{path}?page={page + 1}"
                     headers["Link"] = f'<{nxt}>; rel="next"'
                 status, extra, data = self._json(200, [self._asset_json(a) for a in chunk])
@@ -126,18 +126,18 @@ class LocalGitHub:
                         return 200, {"Content-Type": "application/octet-stream"}, asset.data
                 return self._json(404, {"message": "Not Found"})
             if m := re.fullmatch(rf"/uploads/repos/{repo}/releases/(\d+)/assets", path):
-                release = self._release(int(m.group(1)))
+                target = self._release(int(m.group(1)))
                 name = query.get("name", [""])[0]
-                if release is None or method != "POST" or not name:
+                if target is None or method != "POST" or not name:
                     return self._json(404, {"message": "Not Found"})
-                if any(a.name == name for a in release.assets):
+                if any(a.name == name for a in target.assets):
                     return self._json(
                         422,
                         {"message": "Validation Failed", "errors": [{"code": "already_exists"}]},
                     )
                 self._next_id += 1
                 asset = StoredAsset(self._next_id, name, ctype, body)
-                release.assets.append(asset)
+                target.assets.append(asset)
                 return self._json(201, self._asset_json(asset))
         return self._json(404, {"message": "Not Found"})
 
