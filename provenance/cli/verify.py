@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
@@ -140,6 +141,15 @@ def verify(
                 hint="verify it with --key PUB",
             )
         trusted = [keys.load_verifier(path) for path in key_paths]
+        if opened is not None:  # name packed keys by pack and keyid, not by temporary path
+            trusted = [
+                replace(
+                    k, source=f"{opened.source.name}:keys/{Path(k.source).name} ({k.keyid[:16]})"
+                )
+                if Path(k.source).is_relative_to(opened.root)
+                else k
+                for k in trusted
+            ]
         tsa = TsaTrust.from_pem(tsa_certs) if tsa_certs else None
         try:
             report: Report = run(
