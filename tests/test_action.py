@@ -232,3 +232,92 @@ def test_asset_names_stay_plain(tmp_path: Path) -> None:
     assert asset_for(Path("m1.sigstore.json")).name == "m1.sigstore.intoto.jsonl"
     with pytest.raises(Exception, match="cannot be a release asset name"):
         asset_for(Path(".hidden"))
+
+
+# -- the action's scripts, run the way the runner runs them ------------------------------------
+
+_EXPR = re.compile(r"\$\{\{\s*(.+?)\s*\}\}")
+
+
+def _evaluate(text: str, context: dict[str, str]) -> str:
+    """The few expression forms action.yml uses in `env:`: names and `a || b`."""
+
+    def one(match: re.Match[str]) -> str:
+        for alternative in match.group(1).split("||"):
+            value = context.get(alternative.strip(), "")
+            if value:
+                return value
+        return ""
+
+    return _EXPR.sub(one, text)
+
+
+def test_action_scripts_end_to_end(
+    github: LocalGitHub, project: Path, make_repo, tmp_path: Path, prov: Callable[..., Result]
+) -> None:  # type: ignore[no-untyped-def]
+    """Snapshot (key mode), pack, summary and upload, step by step with the runner's env."""
+    repo = make_repo("code")
+    repo.write("train.py", "steps = 390251\n")
+    repo.commit()
+    (project / "prov.toml").write_text(
+        f'[[sources]]\nname = "launcher"\nkind = "git"\nrepo = "{repo.path}"\nref = "HEAD"\n'
+    )
+    assert prov("keygen", "ci").exit_code == 0
+    github.add_release("v1.0")
+    runner_temp = tmp_path / "runner"
+    runner_temp.mkdir()
+    summary = tmp_path / "summary.md"
+    context = {
+        "inputs.config": "prov.toml",
+        "inputs.label": "",
+        "inputs.signing": "key",
+        "inputs.private-key": (project / "keys/ci.key").read_text(),
+        "inputs.public-key": "keys/ci.pub",
+        "inputs.release-tag": "v1.0",
+        "inputs.upload": "attestation,pack",
+        "inputs.on-existing": "replace",
+        "inputs.github-token": github.token,
+        "github.action_path": str(ROOT),
+    }
+    base_env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PROV_", "GITHUB_"))},
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "RUNNER_TEMP": str(runner_temp),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_API_URL": github.url,
+        "GITHUB_REPOSITORY": github.repository,
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_WORKFLOW_REF": (
+            f"{github.repository}/.github/workflows/provenance.yml@refs/tags/v1.0"
+        ),
+    }
+    action = yaml.safe_load(ACTION.read_text())
+    ran = []
+    for step in action["runs"]["steps"]:
+        if "run" not in step or step["name"] == "Install prov":
+            continue  # setup-python and pip install: this venv already has prov
+        output = tmp_path / f"output-{len(ran)}"
+        output.write_text("")
+        env = {k: _evaluate(str(v), context) for k, v in step.get("env", {}).items()}
+        result = subprocess.run(
+            ["bash", "-e", "-c", step["run"]],
+            cwd=project,
+            env={**base_env, **env, "GITHUB_OUTPUT": str(output)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, f"{step['name']}: {result.stdout}{result.stderr}"
+        for line in output.read_text().splitlines():
+            key, _, value = line.partition("=")
+            context[f"steps.{step.get('id')}.outputs.{key}"] = value
+        ran.append(step["name"])
+    assert ran == ["Snapshot and sign", "Evidence pack", "Job summary", "Attach to the release"]
+    assert not (runner_temp / "prov" / "signing.key").exists()  # the private key is removed
+    assert "verified: v1.0" in summary.read_text()
+    assert "No earlier release has an evidence pack" in summary.read_text()
+    names = sorted(a.name for a in github.releases[0].assets)
+    assert names == ["v1.0.evidence.tar", "v1.0.intoto.jsonl"]
+    uploaded_pack = next(a for a in github.releases[0].assets if a.name.endswith(".tar"))
+    (tmp_path / "downloaded.tar").write_bytes(uploaded_pack.data)
+    assert prov("verify", str(tmp_path / "downloaded.tar")).exit_code == 0

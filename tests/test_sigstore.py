@@ -255,3 +255,17 @@ def test_keyless_signing_against_sigstore_staging(tmp_path: Path) -> None:
         trusted_root=staging_root / "trusted_root.json",
     )
     assert verified.payload == statement
+
+
+def test_help_does_not_import_sigstore() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from click.testing import CliRunner; from provenance.cli import cli; "
+        "CliRunner().invoke(cli, ['--help']); "
+        "print(sorted(m for m in ('sigstore', 'rfc3161_client', 'httpx', 'tarfile') "
+        "if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip() == "[]", result.stdout + result.stderr
