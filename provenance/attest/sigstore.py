@@ -457,7 +457,9 @@ class SigstoreAttester:
             raise SigningError("the Sigstore bundle does not carry the statement bytes given")
         if self.timestamper is not None:
             bundle = add_timestamp(bundle, self.timestamper(bundle_signature(bundle)))
-        return bundle if bundle.endswith(b"\n") else bundle + b"\n"
+        # One line, so the file is also a valid *.intoto.jsonl (one bundle per line). The
+        # bundle's JSON is not what is signed: the statement bytes travel base64 inside it.
+        return json.dumps(json.loads(bundle), separators=(",", ":")).encode() + b"\n"
 
     def signer_ids(self) -> list[str]:
         identity = self.signer.identity()
