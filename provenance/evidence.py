@@ -1,27 +1,19 @@
 """Evidence to read: a snapshot plus somewhere to fetch the blobs it references.
 
 ``prov diff`` and ``prov check`` read snapshots, never live sources. A snapshot comes from an
-attestation file, a label or id in the store, or (later) an evidence pack that carries its own
-blobs. ``open_evidence`` is the one seam where a pack loader plugs in: add a ``"module:function"``
-line to ``PACK_LOADERS``; the function takes a path and returns ``Evidence``, or ``None`` when the
-file is not its format (then the next loader, and finally the attestation reader, is tried).
+attestation file, a label or id in the store, or an evidence pack that carries its own blobs
+(``resolve.load`` tells them apart and says where the blobs are).
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 from provenance.digest import Digest
 from provenance.model import Snapshot
 from provenance.resolve import load
 from provenance.store import Store
-
-PACK_LOADERS: tuple[str, ...] = ()
-"""Loaders of evidence packs, tried in order on a file path before it is read as an attestation."""
 
 
 class BlobSource(Protocol):
@@ -64,25 +56,8 @@ class Evidence:
     blobs: BlobSource
 
 
-PackLoader = Callable[[Path], "Evidence | None"]
-
-
-def _pack_loaders() -> list[PackLoader]:
-    loaders = []
-    for target in PACK_LOADERS:
-        module_name, _, function_name = target.partition(":")
-        loaders.append(getattr(importlib.import_module(module_name), function_name))
-    return loaders
-
-
 def open_evidence(reference: str, store: Store | None) -> Evidence:
     """An evidence pack, an attestation file, or a label / sha256 prefix in the store."""
-    path = Path(reference)
-    if path.is_file():
-        for loader in _pack_loaders():
-            evidence: Evidence | None = loader(path)
-            if evidence is not None:
-                return evidence
     loaded = load(reference, store)
-    blobs: BlobSource = StoreBlobs(store) if store is not None and store.exists() else NoBlobs()
+    blobs: BlobSource = StoreBlobs(loaded.store) if loaded.store is not None else NoBlobs()
     return Evidence(loaded.snapshot, loaded.origin, loaded.signatures, blobs)

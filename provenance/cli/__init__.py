@@ -53,6 +53,8 @@ from provenance.cli import (  # noqa: E402
     compare,
     inspect,
     oci,
+    pack,
+    release,
     setup,
     snapshot,
     verify,
@@ -70,6 +72,9 @@ for command in (
     compare.diff,
     compare.check,
     compare.note,
+    pack.pack,
+    release.release_upload,
+    release.release_previous,
 ):
     cli.add_command(command)
 
