@@ -57,7 +57,7 @@ from provenance.evidence import BlobSource, Evidence
 from provenance.model import Capture, WireModel
 
 SCHEMA: Final = "https://prov.dev/claims-report/v1"
-NAMES = ("captures", "snapshot")
+NAMES = ("captures", "snapshot", "cross_checks")
 ENVELOPE_FIELDS = (
     "source",
     "kind",
@@ -350,6 +350,11 @@ def names_for(evidence: Evidence) -> dict[str, Any]:
             "label": snapshot.label,
             "created": snapshot.created,
             "sha256": snapshot.sha256().hex,
+        },
+        # Comparisons between captures made at snapshot time, e.g.
+        # cross_checks['trainer-image/revision'].matches (an image label against a git commit).
+        "cross_checks": {
+            key: check.model_dump(mode="json") for key, check in snapshot.cross_checks.items()
         },
     }
 

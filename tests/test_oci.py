@@ -224,10 +224,8 @@ def test_unknown_platform_is_a_failed_capture_naming_the_platforms(
 
 
 def test_moving_the_tag_changes_digest_and_labels(
-    project: Path, snap: Snap, registry: Registry, pusher: Pusher
+    project: Path, snap: Snap, registry: Registry, pusher: Pusher, prov: Callable[..., Result]
 ) -> None:
-    # prov diff is built on another branch: this checks the two captures' data, which the
-    # structured differ compares; the end-to-end `prov diff` test comes with the merge.
     repository = repo_name()
     first = pusher.image(repository, "latest", {REVISION: "1" * 40, "stage": "pretrain"})
     write_config(project, [oci_source("trainer", registry.host, f"{repository}:latest")])
@@ -243,6 +241,11 @@ def test_moving_the_tag_changes_digest_and_labels(
     assert before.capture("trainer").digest != after.capture("trainer").digest
     # Everything else about the request is the same: only the observation moved.
     assert before.capture("trainer").request == after.capture("trainer").request
+
+    shown = prov("diff", "before", "after")
+    assert shown.exit_code == 1, shown.output
+    assert f"{first.digest} -> {second.digest}" in shown.stdout
+    assert "pretrain" in shown.stdout and "cooldown" in shown.stdout
 
 
 # -- acceptance 3: the revision label against the git capture ---------------------------------
@@ -298,6 +301,20 @@ def test_revision_label_is_cross_checked_against_the_git_commit(
     assert "good/revision: MATCH" in shown.output
     as_json = json.loads(prov("show", "s1", "--format", "json").stdout)
     assert as_json["snapshot"]["cross_checks"]["bad/revision"]["matches"] is False
+
+    (project / "claims.toml").write_text(
+        '[[claims]]\nname = "the image was built from the launcher commit"\nclaimed = true\n'
+        'source = "release notes"\nderived = "cross_checks[\'good/revision\'].matches"\n\n'
+        '[[claims]]\nname = "the bad image too"\nclaimed = true\nsource = "release notes"\n'
+        'derived = "cross_checks[\'bad/revision\'].matches"\n'
+    )
+    checked = prov("check", "--claims", "claims.toml", "s1", "--format", "json")
+    assert checked.exit_code == 1, checked.output
+    statuses = {c["name"]: c["status"] for c in json.loads(checked.stdout)["results"]}
+    assert statuses == {
+        "the image was built from the launcher commit": "pass",
+        "the bad image too": "fail",
+    }
 
 
 def test_snapshots_without_cross_checks_keep_their_shape(
