@@ -306,7 +306,7 @@ def test_revision_label_is_cross_checked_against_the_git_commit(
         '[[claims]]\nname = "the image was built from the launcher commit"\nclaimed = true\n'
         'source = "release notes"\nderived = "cross_checks[\'good/revision\'].matches"\n\n'
         '[[claims]]\nname = "the bad image too"\nclaimed = true\nsource = "release notes"\n'
-        'derived = "cross_checks[\'bad/revision\'].matches"\n'
+        "derived = \"cross_checks['bad/revision'].matches\"\n"
     )
     checked = prov("check", "--claims", "claims.toml", "s1", "--format", "json")
     assert checked.exit_code == 1, checked.output
