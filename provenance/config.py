@@ -39,6 +39,7 @@ class DefaultsSection(_Section):
     timeout: float = Field(default=30.0, gt=0, description="seconds per request")
     concurrency: int = Field(default=8, ge=1, le=256)
     retries: int = Field(default=3, ge=0, le=20)
+    backoff: float = Field(default=0.5, ge=0, le=60, description="seconds before the first retry")
 
 
 class _TopLevel(_Section):

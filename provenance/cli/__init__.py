@@ -49,7 +49,7 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     )
 
 
-from provenance.cli import inspect, setup, snapshot, verify  # noqa: E402
+from provenance.cli import export, inspect, setup, snapshot, verify  # noqa: E402
 
 for command in (
     setup.init,
@@ -59,6 +59,7 @@ for command in (
     inspect.show,
     inspect.log,
     inspect.fsck,
+    export.export_warc,
 ):
     cli.add_command(command)
 

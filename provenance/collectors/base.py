@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,6 +24,9 @@ from provenance.store import Store
 
 REGISTRY: dict[str, str] = {
     "git": "provenance.collectors.git:GitCollector",
+    "wandb": "provenance.collectors.wandb:WandbCollector",
+    "huggingface": "provenance.collectors.huggingface:HuggingFaceCollector",
+    "http": "provenance.collectors.http:HttpCollector",
 }
 
 
@@ -35,6 +38,7 @@ class SourceOptions(BaseModel):
     name: str
     kind: str
     timeout: float | None = Field(default=None, gt=0, description="seconds; overrides [defaults]")
+    retries: int | None = Field(default=None, ge=0, le=20, description="overrides [defaults]")
     volatile: list[str] = Field(default_factory=list, description="extra volatile paths for diff")
 
 
@@ -47,6 +51,8 @@ class CollectContext:
     timeout: float = 30.0
     retries: int = 3
     env: Mapping[str, str] = field(default_factory=dict)
+    backoff: float = 0.5
+    progress: Callable[[str], None] | None = None
 
 
 class Collector(ABC):
@@ -60,6 +66,10 @@ class Collector(ABC):
     @property
     def timeout(self) -> float:
         return self.options.timeout or self.context.timeout
+
+    @property
+    def retries(self) -> int:
+        return self.context.retries if self.options.retries is None else self.options.retries
 
     @abstractmethod
     def collect(self) -> Capture:
