@@ -119,10 +119,13 @@ def _write_capture(writer: Any, capture: Capture, store: Store) -> tuple[int, in
                 warc_headers["WARC-Truncated"] = "disconnect"
         payload: IO[bytes] = store.open(Digest.parse(blob.digest)) if blob else io.BytesIO(b"")
         with payload:
+            # An explicit length lets warcio stream from the store instead of copying the body
+            # into a temporary file (which it would also never close).
             response = writer.create_warc_record(
                 url,
                 "response",
                 payload=payload,
+                length=blob.size if blob else 0,
                 warc_headers_dict=warc_headers,
                 http_headers=StatusAndHeaders(status_line, response_headers, protocol=http_version),
             )
@@ -148,10 +151,12 @@ def _write_capture(writer: Any, capture: Capture, store: Store) -> tuple[int, in
     metadata_headers = {"WARC-Date": capture.started}
     if last_response_id:
         metadata_headers["WARC-Concurrent-To"] = last_response_id
+    document = canonical.dumps(capture.model_dump(mode="json"))
     metadata = writer.create_warc_record(
         str(data.get("url") or f"urn:prov:{capture.source}"),
         "metadata",
-        payload=io.BytesIO(canonical.dumps(capture.model_dump(mode="json"))),
+        payload=io.BytesIO(document),
+        length=len(document),
         warc_content_type="application/json",
         warc_headers_dict=metadata_headers,
     )

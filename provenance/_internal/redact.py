@@ -104,11 +104,18 @@ class Scrubber:
             self._values.update(v for v in variants if len(v) >= MIN_SECRET)
 
     def add_credential_header(self, value: str) -> None:
-        """A credential header value: the whole, each word ("Bearer <t>"), Basic's decoded pair."""
+        """A credential header value: the whole, its credential words, Basic's decoded pair.
+
+        The first of several words is the scheme ("Bearer", "Basic", "AWS4-HMAC-SHA256"): it is
+        no secret, and masking it would deface every body that mentions it.
+        """
         self.add(value)
         words = value.split()
-        for word in words:
+        for word in words[1:] if len(words) > 1 else words:
+            word = word.strip(",")
             self.add(word)
+            if "=" in word:
+                self.add(word.partition("=")[2])
         if len(words) == 2 and words[0].lower() == "basic":
             try:
                 decoded = base64.b64decode(words[1], validate=True).decode("utf-8")

@@ -105,6 +105,8 @@ def validate_source(spec: SourceSpec) -> tuple[type[Collector], SourceOptions]:
                 "unknown key", key=key, hint=f"a {spec.kind} source takes: {allowed}"
             ) from e
         message = "required field is missing" if error["type"] == "missing" else error["msg"]
+        if error["type"] == "value_error":  # our validators' own words, without pydantic's prefix
+            message = str(error["ctx"]["error"])
         raise spec.error(message, key=key) from e
     except ConfigError:
         raise

@@ -204,6 +204,8 @@ def _hash_blobs(repo: Path, recorder: Recorder, oids: list[str]) -> list[tuple[s
         feeder.join()
         process.stdout.close()
         stderr = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
+        if process.stderr:
+            process.stderr.close()
         if process.wait() != 0 and len(results) != len(oids):
             raise GitError("git cat-file failed", stderr=stderr)
     return results

@@ -5,8 +5,9 @@ They can be made in Python or read from a directory (``Fixtures.from_dir``) hold
 
     wandb.json        {"api_key": "...", "runs": [{"path": "entity/project/run_id",
                         "legacy_config": false, "run": {<GraphQL Run fields>}}]}
-    huggingface.json  {"token": null, "tree_page_size": 1000, "repos": [{"repo_type": "dataset",
-                        "repo_id": "org/name", "private": false, "refs": {"main": "<sha>"},
+    huggingface.json  {"token": null, "tree_page_size": 1000, "tree": true,
+                        "repos": [{"repo_type": "dataset", "repo_id": "org/name",
+                        "private": false, "refs": {"main": "<sha>"},
                         "commits": [{"sha": "<40 hex>", "last_modified": "...",
                                      "files": [{"path": "a.csv", "file": "files/a.csv",
                                                 "lfs": true}]}]}]}
@@ -143,6 +144,11 @@ class Fixtures:
     hf_token: str | None = None
     hf_repos: list[HfRepo] = field(default_factory=list)
     tree_page_size: int = 1000
+    hf_tree: bool = True
+    """Serve the tree endpoint (False: an older Hub, where only the info answer lists files)."""
+    hf_cdn_url: str | None = None
+    """Where LFS downloads are redirected; default: this server under its other name
+    (localhost / 127.0.0.1), which is another origin, as the Hub's CDN is."""
     routes: list[Route] = field(default_factory=list)
 
     @classmethod
@@ -161,6 +167,7 @@ class Fixtures:
             doc = json.loads((root / "huggingface.json").read_text())
             fixtures.hf_token = doc.get("token")
             fixtures.tree_page_size = doc.get("tree_page_size", 1000)
+            fixtures.hf_tree = doc.get("tree", True)
             for item in doc.get("repos", []):
                 commits = {
                     c["sha"]: HfCommit(

@@ -81,7 +81,7 @@ def api(handler: Handler, request: Request, fixtures: Fixtures) -> None:
             _error(handler, 404, "RevisionNotFound", f"Invalid rev id: {revision}")
             return
         handler.send_json(200, _info(repo, commit, request.param("blobs") == "true"), _etag())
-    elif head == "tree":
+    elif head == "tree" and fixtures.hf_tree:
         revision, _, sub = rest.partition("/")
         commit = repo.resolve(unquote(revision))
         if commit is None:
@@ -250,7 +250,8 @@ def resolve(handler: Handler, request: Request, fixtures: Fixtures) -> bool:
             f"AKIA{secrets.token_hex(8).upper()}%2F20260818%2Fus-east-1%2Fs3%2Faws4_request"
         )
         location = (
-            f"{handler.base_url}/hf-cdn/{f.sha256}?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+            f"{fixtures.hf_cdn_url or _cdn_origin(handler.base_url)}/hf-cdn/{f.sha256}"
+            "?X-Amz-Algorithm=AWS4-HMAC-SHA256"
             f"&X-Amz-Credential={credential}&X-Amz-Date=20260818T000000Z&X-Amz-Expires=3600"
             f"&X-Amz-Signature={signature}&X-Amz-SignedHeaders=host"
         )
@@ -273,6 +274,17 @@ def resolve(handler: Handler, request: Request, fixtures: Fixtures) -> bool:
         media += "; charset=utf-8"
     handler.send(200, [("Content-Type", media), ("ETag", f'"{f.oid}"'), *common], f.content)
     return True
+
+
+def _cdn_origin(base_url: str) -> str:
+    """This server under its other name: another origin, as the Hub's CDN is another host.
+
+    Clients treat a cross-origin redirect differently (huggingface_hub reads the file's metadata
+    from the 302 itself and drops the token), so the test CDN must not share the Hub's origin.
+    """
+    if "://127.0.0.1:" in base_url:
+        return base_url.replace("://127.0.0.1:", "://localhost:", 1)
+    return base_url.replace("://localhost:", "://127.0.0.1:", 1)
 
 
 def cdn(handler: Handler, request: Request, fixtures: Fixtures) -> None:
