@@ -210,9 +210,7 @@ def ssl_context(ca_bundle: Path | None, env: Mapping[str, str]) -> ssl.SSLContex
         return ssl.create_default_context(cafile=env["SSL_CERT_FILE"])
     if env.get("SSL_CERT_DIR"):
         return ssl.create_default_context(capath=env["SSL_CERT_DIR"])
-    import certifi
-
-    return ssl.create_default_context(cafile=certifi.where())
+    return httpx.create_ssl_context(trust_env=False)  # certifi's bundle, as httpx ships it
 
 
 def _proxy_mounts(
@@ -401,7 +399,7 @@ class Fetcher:
         return self.store.read(Digest.parse(body.digest))
 
     def redact_url(self, url: str) -> str:
-        return self.scrubber.text(redact.url(url))
+        return self.scrubber.text(redact.url_minimal(url))
 
     # -- one attempt ---------------------------------------------------------------------------
 
@@ -644,13 +642,12 @@ def _redact_urls_in(value: str) -> str:
     exact spelling.
     """
 
-    def clean(url: str) -> str:
-        return redact.url(url) if redact.secret_query_values(url) or "@" in url else url
-
     if "<" not in value:
-        return clean(value)
+        return redact.url_minimal(value)
     head, *rest = value.split("<")
-    return "<".join([head] + [clean(p.partition(">")[0]) + ">" + p.partition(">")[2] for p in rest])
+    return "<".join(
+        [head] + [redact.url_minimal(p.partition(">")[0]) + ">" + p.partition(">")[2] for p in rest]
+    )
 
 
 def _ms(started: float) -> float:

@@ -69,16 +69,41 @@ MIN_SECRET = 6
 """Shorter values are not scrubbed from free text: they would erase ordinary words and numbers."""
 
 
+# Of those, the parameters whose values are credentials in themselves. The others (an Azure
+# SAS's expiry `se`, permissions `sp`, version `sv`) are redacted in URLs, but their values are
+# dates and letters that must not be masked wherever else they appear.
+_CREDENTIAL_QUERY = re.compile(
+    r"^(x-amz-(signature|credential|security-token)|x-goog-(signature|credential)|"
+    r"signature|sig|token|access_token|api_key|apikey|key|awsaccesskeyid)$",
+    re.IGNORECASE,
+)
+
+
 def secret_query_values(text: str) -> list[str]:
-    """The values of signed-URL query parameters and the userinfo password in a URL."""
+    """The credential values in a URL: signed-URL query parameters and a userinfo password."""
     try:
         parts = urlsplit(text)
     except ValueError:
         return []
-    found = [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if _SECRET_QUERY.match(k)]
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    found = [v for k, v in pairs if _CREDENTIAL_QUERY.match(k)]
     if parts.password:
         found.append(parts.password)
     return found
+
+
+def url_minimal(text: str) -> str:
+    """Like ``url``, but a URL without credentials comes back exactly as it was.
+
+    ``url`` re-encodes every query string; a record of what was asked must keep its spelling.
+    """
+    try:
+        query = parse_qsl(urlsplit(text).query, keep_blank_values=True)
+    except ValueError:
+        return text
+    if "@" in text or any(_SECRET_QUERY.match(k) for k, _ in query):
+        return url(text)
+    return text
 
 
 class Scrubber:

@@ -88,7 +88,7 @@ class HttpCollector(Collector):
         scrub.add_url(options.url)
         request: dict[str, Any] = {
             "method": options.method,
-            "url": scrub.text(redact.url(options.url)),
+            "url": scrub.text(redact.url_minimal(options.url)),
             "headers": [[k, scrub.text(v)] for k, v in redact.headers(headers)],
             "max_body_bytes": options.max_body_bytes,
             "follow_redirects": options.follow_redirects,

@@ -91,7 +91,7 @@ class HuggingFaceCollector(Collector):
             "repo_type": options.repo_type,
             "revision": options.revision,
             "files": list(options.files),
-            "endpoint": scrub.text(redact.url(endpoint)),
+            "endpoint": scrub.text(redact.url_minimal(endpoint)),
             "authenticated": token is not None,
         }
         recorder = Recorder(self, request)

@@ -133,7 +133,7 @@ class WandbCollector(Collector):
         )
         request: dict[str, Any] = {
             "run": run_path,
-            "base_url": scrub.text(redact.url(base_url)),
+            "base_url": scrub.text(redact.url_minimal(base_url)),
             "operation": "Run",
             "authenticated": key is not None,
         }
