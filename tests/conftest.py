@@ -133,13 +133,21 @@ def marin_tls_server(marin_fixtures: Fixtures) -> Iterator[LocalServer]:
 def collect(tmp_path: Path) -> Callable[..., Capture]:
     """Validate one source table like prov.toml would, then run its collector once."""
 
-    def run(table: dict[str, Any], env: dict[str, str] | None = None, **context: Any) -> Capture:
+    def run(
+        table: dict[str, Any],
+        env: dict[str, str] | None = None,
+        http_client: Any = None,
+        **context: Any,
+    ) -> Capture:
         spec = SourceSpec(str(table["name"]), str(table["kind"]), table, tmp_path / "prov.toml", 1)
         cls, options = validate_source(spec)
         settings: dict[str, Any] = {"timeout": 5.0, "retries": 2, "backoff": 0.01}
         settings.update(context)
         store = Store(tmp_path / ".prov").init()
         ctx = CollectContext(store=store, base_dir=tmp_path, env=env or {}, **settings)
-        return cls(options, ctx).collect()
+        collector = cls(options, ctx)
+        if http_client is not None:
+            collector.http_client = http_client  # type: ignore[attr-defined]
+        return collector.collect()
 
     return run

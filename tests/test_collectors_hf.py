@@ -237,3 +237,34 @@ def test_hub_file_layout_matches_real_git(marin_fixtures: Fixtures, tmp_path: Pa
     )
     assert sub.stdout.strip() == tree_oid(commit, "08.18.2026/")
     assert root == tree_oid(commit, "")
+
+
+def test_a_space_is_read_through_the_spaces_paths(collect: Collect) -> None:
+    from provenance.testing.fixtures import HfCommit, HfFile, HfRepo
+
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    app = HfFile("app.py", b"import gradio\n")
+    space = HfRepo(
+        "space",
+        "marin-community/leaderboard",
+        {"main": sha},
+        {sha: HfCommit(sha, "2026-09-01T00:00:00.000Z", [app])},
+    )
+    with LocalServer(Fixtures(hf_repos=[space])) as server:
+        capture = collect(
+            {
+                "name": "space",
+                "kind": "huggingface",
+                "repo": "marin-community/leaderboard",
+                "repo_type": "space",
+                "files": ["app.py"],
+            },
+            env={"HF_ENDPOINT": server.url},
+        )
+        paths = [r.path for r in server.requests]
+
+    assert capture.status == "ok", capture.error
+    assert capture.data["commit"] == sha
+    assert fetched_of(capture)["app.py"]["checks"]["git_oid"] is True
+    assert paths[0] == "/api/spaces/marin-community/leaderboard/revision/main"
+    assert paths[-1] == f"/spaces/marin-community/leaderboard/resolve/{sha}/app.py"

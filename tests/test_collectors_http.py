@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import blake3
+import httpx
+import pytest
 
 from provenance.digest import Digest
 from provenance.model import Capture
 from provenance.store import Store
-from provenance.testing.fixtures import Fixtures
+from provenance.testing.fixtures import Fixtures, Route
 from provenance.testing.server import LocalServer, generated_body
 
 ARTIFACT = "/marin/datakit/store_4d2e363d/.artifact.json"
@@ -269,3 +271,48 @@ def test_custom_headers_are_sent_and_recorded_redacted(
     assert ["Authorization", "*" * len("Bearer tok-1234567890")] in echoed["headers"]
     body = capture.data["body"]
     assert isinstance(body, dict) and body["scrubbed"] == 1
+
+
+def test_an_injected_client_is_the_one_used(collect: Collect, marin_server: LocalServer) -> None:
+    seen: list[str] = []
+    with httpx.Client(event_hooks={"request": [lambda r: seen.append(str(r.url))]}) as client:
+        capture = collect(http("moved", marin_server.url + "/moved"), http_client=client)
+
+    assert capture.status == "ok" and capture.data["status"] == 200
+    assert seen == [
+        marin_server.url + "/moved",
+        marin_server.url + "/moved-again",
+        marin_server.url + "/marin/checkpoints/hero/step-58014/metadata.json",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("aws_s3_style_403_AccessDenied.xml", "Access Denied"),
+        ("r2_style_403_AccessDenied_minimal.xml", "Access Denied"),
+        ("gcs_xml_api_403_AccessDenied.xml", "Access denied."),
+    ],
+)
+def test_real_object_store_error_documents_are_parsed(
+    collect: Collect, shared: Path, name: str, message: str
+) -> None:
+    document = shared / "marin" / "objectstore" / name
+    if not document.is_file():
+        pytest.skip(f"{name} is absent")
+    route = Route(
+        "/bucket/key",
+        status=403,
+        headers=[("Content-Type", "application/xml")],
+        body=document.read_bytes(),
+    )
+    with LocalServer(Fixtures(routes=[route])) as server:
+        capture = collect(http("store", server.url + "/bucket/key"))
+
+    error_body = capture.data["error_body"]
+    assert isinstance(error_body, dict)
+    assert error_body["code"] == "AccessDenied" and error_body["message"] == message
+    if name.startswith("gcs"):
+        assert "storage.objects.get" in str(error_body["details"])
+    if name.startswith("aws"):
+        assert error_body["request_id"] == "EXAMPLE4D2E363D0"

@@ -51,7 +51,15 @@ def policy(collector: Collector, **changes: Any) -> Any:
     )
 
 
-def fetcher(collector: Collector, scrub: redact.Scrubber, policy: Any, client: Any = None) -> Any:
+class NetworkCollector(Collector):
+    """A collector that talks HTTP. ``http_client`` may be set to an ``httpx.Client`` of one's
+    own (event hooks, a proxy, a transport); it must not follow redirects, which prov does itself
+    to record every hop. Left ``None``, a client is made from the source's policy."""
+
+    http_client: Any = None
+
+
+def fetcher(collector: Collector, scrub: redact.Scrubber, policy: Any) -> Any:
     from provenance._internal.http import Fetcher
 
     return Fetcher(
@@ -59,7 +67,7 @@ def fetcher(collector: Collector, scrub: redact.Scrubber, policy: Any, client: A
         collector.context.store,
         scrub,
         env=collector.context.env,
-        client=client,
+        client=getattr(collector, "http_client", None),
         notify=collector.context.progress,
         label=collector.options.name,
     )

@@ -20,7 +20,7 @@ from pydantic import Field, field_validator
 
 from provenance._internal import redact
 from provenance.collectors import _network
-from provenance.collectors.base import Collector, Recorder, SourceOptions
+from provenance.collectors.base import Recorder, SourceOptions
 from provenance.errors import CollectorError
 from provenance.model import Capture, Establishes
 
@@ -70,7 +70,7 @@ class HttpOptions(SourceOptions):
         return value
 
 
-class HttpCollector(Collector):
+class HttpCollector(_network.NetworkCollector):
     kind = "http"
     options_model = HttpOptions
     options: HttpOptions

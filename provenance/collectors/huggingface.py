@@ -27,7 +27,7 @@ from pydantic import Field, field_validator
 
 from provenance._internal import redact
 from provenance.collectors import _network
-from provenance.collectors.base import Collector, Recorder, SourceOptions
+from provenance.collectors.base import Recorder, SourceOptions
 from provenance.digest import CHUNK, Digest
 from provenance.model import Capture, CaptureError, Establishes
 
@@ -73,7 +73,7 @@ class HuggingFaceOptions(SourceOptions):
         return None if value is None else _network.check_http_url(value, "endpoint")
 
 
-class HuggingFaceCollector(Collector):
+class HuggingFaceCollector(_network.NetworkCollector):
     kind = "huggingface"
     options_model = HuggingFaceOptions
     options: HuggingFaceOptions

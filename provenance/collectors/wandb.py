@@ -24,7 +24,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from provenance._internal import canonical, redact
 from provenance.collectors import _network
-from provenance.collectors.base import Collector, Recorder, SourceOptions
+from provenance.collectors.base import Recorder, SourceOptions
 from provenance.errors import CollectorError
 from provenance.model import Capture, CaptureError, Establishes
 
@@ -103,7 +103,7 @@ class WandbOptions(SourceOptions):
         return value
 
 
-class WandbCollector(Collector):
+class WandbCollector(_network.NetworkCollector):
     kind = "wandb"
     options_model = WandbOptions
     options: WandbOptions
