@@ -316,3 +316,24 @@ def test_real_object_store_error_documents_are_parsed(
         assert "storage.objects.get" in str(error_body["details"])
     if name.startswith("aws"):
         assert error_body["request_id"] == "EXAMPLE4D2E363D0"
+
+
+def test_a_body_compressed_against_our_wishes_is_kept_as_sent_and_parsed_decoded(
+    collect: Collect, tmp_path: Path
+) -> None:
+    import gzip
+
+    document = b'{"step": 58014, "tokens": 18005144633344}'
+    wire = gzip.compress(document)
+    route = Route(
+        "/m.json",
+        headers=[("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
+        body=wire,
+    )
+    with LocalServer(Fixtures(routes=[route])) as server:
+        capture = collect(http("gz", server.url + "/m.json"))
+        asked = server.requests[-1].header("accept-encoding")
+
+    assert asked == "identity"
+    assert stored(tmp_path, capture) == wire  # the wire bytes, hashed as received
+    assert capture.data["json"] == {"step": 58014, "tokens": 18005144633344}

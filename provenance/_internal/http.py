@@ -24,6 +24,7 @@ import random
 import socket
 import ssl
 import time
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -41,6 +42,7 @@ from provenance.store import Store
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 CHUNK = 1 << 16
+MAX_DECODED = 256 << 20
 USER_AGENT = f"prov/{__version__}"
 
 # httpx logs every request URL at INFO, and `prov -v` turns on DEBUG: a signed URL's query string
@@ -397,6 +399,33 @@ class Fetcher:
         from provenance.digest import Digest
 
         return self.store.read(Digest.parse(body.digest))
+
+    def content(self, hop: Hop, limit: int = MAX_DECODED) -> bytes:
+        """A body as the server meant it, for parsing: the stored bytes, content-decoded.
+
+        prov asks for ``identity``, but a server may compress anyway; the store keeps the wire
+        bytes, and only what is parsed from them is decoded (at most ``limit`` bytes, so a
+        small compressed body cannot expand without bound).
+        """
+        if hop.body is None:
+            return b""
+        raw = self.read(hop.body)
+        encoding = (hop.header("content-encoding") or "identity").strip().lower()
+        if encoding in ("", "identity"):
+            return raw
+        if encoding not in ("gzip", "x-gzip", "deflate"):
+            raise ValueError(f"cannot decode a {encoding!r} body")
+        # wbits 47 reads gzip and zlib; a raw deflate stream (some servers) needs -15.
+        for wbits in (47, -15):
+            decoder = zlib.decompressobj(wbits)
+            try:
+                out = decoder.decompress(raw, limit)
+            except zlib.error:
+                continue
+            if decoder.unconsumed_tail:
+                raise ValueError(f"the decoded body is larger than {limit} bytes")
+            return out
+        raise ValueError(f"the body is not valid {encoding}")
 
     def redact_url(self, url: str) -> str:
         return self.scrubber.text(redact.url_minimal(url))

@@ -176,7 +176,10 @@ class HttpCollector(_network.NetworkCollector):
             recorder.add_blob("body", body.digest, body.size, response.media_type)
             data["body"] = body.to_json(response.media_type)
             if body.size <= _JSON_LIMIT or response.status >= 400:
-                content = fetcher.read(body)[:_JSON_LIMIT]
+                try:
+                    content = fetcher.content(response, _JSON_LIMIT)[:_JSON_LIMIT]
+                except ValueError:
+                    content = b""  # kept as received; it just cannot be parsed
         if response.status >= 400:
             data["error_body"] = error_body(response, content)
         if content and response.body is not None and response.body.complete:

@@ -225,7 +225,7 @@ class HuggingFaceCollector(_network.NetworkCollector):
                 type="body-too-large", message=f"{what}: an API answer exceeds {_API_LIMIT} bytes"
             )
         try:
-            return _network.loads(fetcher.read(response.body)), None
+            return _network.loads(fetcher.content(response)), None
         except (ValueError, UnicodeDecodeError) as e:
             return None, CaptureError(type="decode", message=f"{what}: the answer is not JSON: {e}")
 

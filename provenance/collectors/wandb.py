@@ -176,7 +176,7 @@ class WandbCollector(_network.NetworkCollector):
             if response.status != 200:
                 error = _network.status_error(exchange, what)
                 detail: dict[str, Any] = dict(error.detail)
-                messages = _graphql_errors(fetcher.read(response.body))
+                messages = _graphql_errors(_content(fetcher, response))
                 if messages:
                     detail["errors"] = messages
                 return recorder.finish(data, (), error.model_copy(update={"detail": detail}))
@@ -189,12 +189,12 @@ class WandbCollector(_network.NetworkCollector):
                         message=f"{what}: the API answer is larger than {_API_LIMIT} bytes",
                     ),
                 )
-            raw = fetcher.read(response.body)
-        try:
-            document = _network.loads(raw)
-        except (ValueError, UnicodeDecodeError) as e:
-            error = CaptureError(type="decode", message=f"{what}: the answer is not JSON: {e}")
-            return recorder.finish(data, (), error)
+            try:
+                raw = fetcher.content(response)
+                document = _network.loads(raw)
+            except (ValueError, UnicodeDecodeError) as e:
+                error = CaptureError(type="decode", message=f"{what}: the answer is not JSON: {e}")
+                return recorder.finish(data, (), error)
         establishes: tuple[Establishes, ...] = (
             ("observed", "tls-bound") if exchange.tls_bound else ("observed",)
         )
@@ -407,6 +407,13 @@ def _json_field(value: Any, name: str) -> Any:
         except ValueError as e:
             raise ValueError(f"the run's {name} is not valid JSON: {e}") from e
     return value
+
+
+def _content(fetcher: Any, response: Any) -> bytes:
+    try:
+        return bytes(fetcher.content(response))
+    except ValueError:
+        return b""
 
 
 def _dig(document: Any, *keys: str) -> Any:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
-import hashlib
 import json
 import signal
 import socket
@@ -364,10 +363,6 @@ class LocalServer:
 def wandb_auth(key: str) -> str:
     """The Authorization header value the W&B client sends for an API key."""
     return "Basic " + base64.b64encode(f"api:{key}".encode()).decode()
-
-
-def body_sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def main(argv: list[str] | None = None) -> int:
