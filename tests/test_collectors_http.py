@@ -337,3 +337,15 @@ def test_a_body_compressed_against_our_wishes_is_kept_as_sent_and_parsed_decoded
     assert asked == "identity"
     assert stored(tmp_path, capture) == wire  # the wire bytes, hashed as received
     assert capture.data["json"] == {"step": 58014, "tokens": 18005144633344}
+
+
+def test_a_header_named_like_a_credential_is_masked_too(
+    collect: Collect, marin_server: LocalServer
+) -> None:
+    capture = collect(
+        http("echo", marin_server.url + "/echo", headers={"X-Api-Token": "plain-text-token-42"})
+    )
+
+    assert capture.request["headers"] == [["X-Api-Token", "[REDACTED]"]]
+    assert "plain-text-token-42" not in capture.model_dump_json()
+    assert marin_server.requests_to("/echo")[-1].header("x-api-token") == "plain-text-token-42"

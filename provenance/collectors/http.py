@@ -25,6 +25,9 @@ from provenance.errors import CollectorError
 from provenance.model import Capture, Establishes
 
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 field-name
+_CREDENTIAL_NAME = re.compile(
+    r"auth|token|key|secret|signature|cookie|session|password|credential", re.IGNORECASE
+)
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _XML_ERROR = re.compile(r"^\s*(<\?xml[^>]*\?>)?\s*<Error>(?P<inner>.*)</Error>\s*$", re.DOTALL)
 _XML_FIELDS = {
@@ -81,8 +84,12 @@ class HttpCollector(_network.NetworkCollector):
         scrub = _network.scrubber(env)
         headers = [(name, self._expand(name, value)) for name, value in options.headers.items()]
         for name, value in headers:
-            if name.lower() in redact.SECRET_HEADERS or _ENV_REFERENCE.search(
-                options.headers[name]
+            # A value taken from the environment, or under a name that sounds like a credential
+            # (X-Api-Token, X-Goog-...-Key...), is treated as one: masked wherever it reappears.
+            if (
+                name.lower() in redact.SECRET_HEADERS
+                or _CREDENTIAL_NAME.search(name)
+                or _ENV_REFERENCE.search(options.headers[name])
             ):
                 scrub.add_credential_header(value)
         scrub.add_url(options.url)
