@@ -51,6 +51,7 @@ def cli(ctx: click.Context, verbose: bool) -> None:
 
 from provenance.cli import (  # noqa: E402
     compare,
+    export,
     inspect,
     oci,
     pack,
@@ -75,6 +76,7 @@ for command in (
     pack.pack,
     release.release_upload,
     release.release_previous,
+    export.export_warc,
 ):
     cli.add_command(command)
 
