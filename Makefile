@@ -20,8 +20,8 @@ test: install ## Run the test suite (offline)
 	$(BIN)/python -m pytest
 
 lint: install ## ruff (lint + format check) and mypy --strict
-	$(BIN)/ruff check provenance tests
-	$(BIN)/ruff format --check provenance tests
+	$(BIN)/ruff check provenance tests examples
+	$(BIN)/ruff format --check provenance tests examples
 	$(BIN)/mypy
 
 format: install ## Apply ruff's formatting and safe fixes
@@ -30,6 +30,9 @@ format: install ## Apply ruff's formatting and safe fixes
 
 schemas: install ## Regenerate schemas/ from the models
 	$(BIN)/python -m provenance.schema schemas
+
+demo: install ## The embedded Marin demo: two milestones captured, signed, verified, diffed, checked
+	$(BIN)/python examples/marin/demo.py --out out/marin-demo
 
 clean: ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

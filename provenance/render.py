@@ -440,7 +440,7 @@ padding:0 1rem;color:#1b1f24;background:#fff}
 h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #d0d7de}
 code,pre{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #d0d7de;padding:.2rem .5rem;
-text-align:left;vertical-align:top}
+text-align:left;vertical-align:top}td code{overflow-wrap:anywhere}
 ul{margin:.3rem 0;padding-left:1.3rem}li{margin:.15rem 0}
 .add{color:#116329}.remove{color:#a40e26}.change{color:#7d4e00}.muted{color:#57606a}
 .status{font-weight:normal;color:#57606a;font-size:.9em}
@@ -488,10 +488,13 @@ def _html_row(row: Row) -> str:
 
 
 def _html_diff(diff: Diff) -> str:
-    e = html.escape
     title = f"prov diff: {diff.a.label} -> {diff.b.label}"
+    return _page(title, [f"<h1>{html.escape(title)}</h1>", *_html_diff_body(diff)])
+
+
+def _html_diff_body(diff: Diff) -> list[str]:
+    e = html.escape
     body = [
-        f"<h1>{e(title)}</h1>",
         "<table><tr><th></th><th>label</th><th>sha256</th><th>created</th><th>from</th></tr>",
     ]
     for side, ref in (("A", diff.a), ("B", diff.b)):
@@ -552,7 +555,7 @@ def _html_diff(diff: Diff) -> str:
         body.append("<h2>Notes in this span</h2><ul>")
         body.extend(f"<li>{e(_note_line(note))}</li>" for note in diff.notes)
         body.append("</ul>")
-    return _page(title, body)
+    return body
 
 
 def render_diff(diff: Diff, fmt: Format, *, colour: bool = False) -> str:
@@ -660,11 +663,14 @@ def _markdown_claims(report: ClaimsReport) -> str:
 
 
 def _html_claims(report: ClaimsReport) -> str:
+    title = f"prov check: {report.claims_file} against {report.snapshot.label}"
+    return _page(title, [f"<h1>{html.escape(title)}</h1>", *_html_claims_body(report)])
+
+
+def _html_claims_body(report: ClaimsReport) -> list[str]:
     e = html.escape
     ref = report.snapshot
-    title = f"prov check: {report.claims_file} against {ref.label}"
     body = [
-        f"<h1>{e(title)}</h1>",
         f'<p class="muted">snapshot sha256 <code>{e(ref.sha256)}</code>, '
         f"created {e(ref.created)}</p>",
         "<table><tr><th>claim</th><th>published</th><th>source</th><th>derived</th><th>gap</th>"
@@ -682,7 +688,7 @@ def _html_claims(report: ClaimsReport) -> str:
             f'<td class="{result.status}">{e(_VERDICT[result.status])}</td></tr>'
         )
     body += ["</table>", f'<p class="summary">{e(_claims_summary(report))}</p>']
-    return _page(title, body)
+    return body
 
 
 def render_claims(report: ClaimsReport, fmt: Format, *, colour: bool = False) -> str:
@@ -694,6 +700,30 @@ def render_claims(report: ClaimsReport, fmt: Format, *, colour: bool = False) ->
         return _markdown_claims(report)
     if fmt is Format.HTML:
         return _html_claims(report)
+    assert_never(fmt)
+
+
+def render_report(diff: Diff, report: ClaimsReport, fmt: Format) -> str:
+    """One page for a milestone: whether the published claims hold, and what changed since."""
+    title = f"prov report: {diff.a.label} -> {diff.b.label}"
+    if fmt is Format.HTML:
+        claims_heading = f"Claims against {report.snapshot.label} ({report.claims_file})"
+        body = [
+            f"<h1>{html.escape(title)}</h1>",
+            f"<h2>{html.escape(claims_heading)}</h2>",
+            *_html_claims_body(report),
+            f"<h2>{html.escape(f'What changed: {diff.a.label} -> {diff.b.label}')}</h2>",
+            *_html_diff_body(diff),
+        ]
+        return _page(title, body)
+    if fmt is Format.MARKDOWN:
+        return f"# {title}\n\n{_markdown_claims(report)}\n{_markdown_diff(diff)}"
+    if fmt is Format.TEXT:
+        return f"{_text_claims(report, False)}\n{_text_diff(diff, False)}"
+    if fmt is Format.JSON:
+        document = {"schema": "https://prov.dev/report/v1", "claims": report.to_json(),
+                    "diff": diff.to_json()}
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     assert_never(fmt)
 
 

@@ -6,9 +6,7 @@ skip. The screenshot is kept under tests/artifacts/ (git-ignored) for a human to
 
 from __future__ import annotations
 
-import shutil
 import struct
-import subprocess
 import threading
 import zlib
 from collections.abc import Callable, Iterator
@@ -20,11 +18,7 @@ import pytest
 from click.testing import Result
 
 from tests import marin_fixture as marin
-
-ARTIFACTS = Path(__file__).parent / "artifacts"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+from tests.browser import ARTIFACTS, chromium, needs_chromium
 
 
 @pytest.fixture(scope="module")
@@ -42,23 +36,6 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("html") / "diff-m1-m2.html"
     target.write_text(result.output, encoding="utf-8")
     return target
-
-
-def chromium(profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert CHROMIUM is not None
-    command = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={profile}",
-        *args,
-    ]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
 
 
 class _Text(HTMLParser):

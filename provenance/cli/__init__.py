@@ -73,6 +73,7 @@ for command in (
     compare.diff,
     compare.check,
     compare.note,
+    compare.report,
     pack.pack,
     release.release_upload,
     release.release_previous,

@@ -250,3 +250,54 @@ def note(
     click.echo(f"  stored as {entry.attestation} in {target_store.root}")
     if entry.path:
         click.echo(f"  written to {entry.path}")
+
+
+@click.command()
+@click.argument("a")
+@click.argument("b")
+@click.option(
+    "--claims",
+    "claims_path",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The claims file, checked against B.",
+)
+@store_option
+@_format_option
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the report here [default: stdout].",
+)
+def report(
+    a: str,
+    b: str,
+    claims_path: Path,
+    store: Path | None,
+    output_format: str,
+    output: Path | None,
+) -> None:
+    """One page for a milestone: claims against B, and what changed since A.
+
+    Meant for release notes (--format markdown) and auditors (--format html, a
+    self-contained page). The verdicts are `prov check` and `prov diff`'s: this
+    command writes the page and exits 0.
+    """
+    from provenance import claims as claims_module
+    from provenance import notes, render
+    from provenance._internal.files import atomic_write
+    from provenance.diff import compare
+    from provenance.evidence import open_evidence
+
+    claims_file = claims_module.load(claims_path)
+    target_store = _store(store)
+    left, right = open_evidence(a, target_store), open_evidence(b, target_store)
+    result = compare(left, right, notes.spanning(target_store, left.snapshot, right.snapshot))
+    checked = claims_module.check(claims_file, right, notes.up_to(target_store, right.snapshot))
+    page = render.render_report(result, checked, render.Format(output_format))
+    if output is None:
+        click.echo(page, nl=False)
+        return
+    atomic_write(output, page.encode(), overwrite=True)
+    click.echo(f"wrote {output}", err=True)
