@@ -721,8 +721,11 @@ def render_report(diff: Diff, report: ClaimsReport, fmt: Format) -> str:
     if fmt is Format.TEXT:
         return f"{_text_claims(report, False)}\n{_text_diff(diff, False)}"
     if fmt is Format.JSON:
-        document = {"schema": "https://prov.dev/report/v1", "claims": report.to_json(),
-                    "diff": diff.to_json()}
+        document = {
+            "schema": "https://prov.dev/report/v1",
+            "claims": report.to_json(),
+            "diff": diff.to_json(),
+        }
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     assert_never(fmt)
 
