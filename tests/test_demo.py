@@ -126,3 +126,15 @@ def test_the_same_prov_toml_against_the_real_internet(tmp_path: Path) -> None:
     assert taken.returncode in (0, 4), taken.stdout + taken.stderr  # 4: a source refused us
     shown = prov(tmp_path, "show", "attestations/online.intoto.jsonl")
     assert "commit: 12d8b6f09f96ad4f0277445765c1a00dbc81d5be" in shown.stdout
+
+
+def test_the_report_renders_in_every_format(demo: tuple[Path, str]) -> None:
+    from provenance.render import Format
+
+    out, _ = demo
+    claims = str(ROOT / "examples" / "marin" / "claims.toml")
+    for fmt in Format:
+        page = prov(out, "report", *MILESTONES, "--claims", claims, "--format", fmt.value)
+        assert page.returncode == 0, page.stderr
+        assert "total training tokens" in page.stdout
+        assert "phase0b" in page.stdout
