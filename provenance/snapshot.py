@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from provenance._internal.files import atomic_write
+from provenance._internal.files import atomic_write, sweep_temps
 from provenance.attest import statement as statements
 from provenance.attest.signing import Attester
 from provenance.collectors.base import CollectContext, Collector, SourceOptions, validate_source
@@ -81,6 +81,7 @@ def take(
             hint="labels are immutable: choose a new --label for a new snapshot",
         )
     store.init()
+    sweep_temps(config.attestations_dir)  # what killed writers left in attestations/
     context = CollectContext(
         store=store,
         base_dir=config.base_dir,

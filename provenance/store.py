@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import BinaryIO
 import blake3
 from pydantic import BaseModel, ConfigDict, Field
 
-from provenance._internal.files import atomic_write, fsync_directory, pid_alive, publish, temp_name
+from provenance._internal.files import atomic_write, publish, sweep_temps, temp_name
 from provenance.digest import CHUNK, Digest, blake3_file
 from provenance.errors import IntegrityError, StoreError, UsageError
 
@@ -55,6 +54,8 @@ class Written:
 
 @dataclass
 class FsckReport:
+    """What ``fsck`` found. Temp names are bare for tmp/, else relative to the store root."""
+
     checked: int = 0
     corrupt: list[str] = field(default_factory=list)
     removed_temp: list[str] = field(default_factory=list)
@@ -210,6 +211,12 @@ class Store:
                 f"object {digest} is missing from the store at {self.root}",
                 hint="the store is incomplete; take the blob from an evidence pack or re-snapshot",
             ) from e
+        except OSError as e:  # a directory or an unreadable file where the object should be
+            raise IntegrityError(
+                f"object {digest} cannot be read from the store at {self.root}",
+                cause=str(e),
+                hint="run `prov fsck` to check the store",
+            ) from e
 
     def read(self, digest: Digest) -> bytes:
         """Read an object and check that its bytes still hash to its address."""
@@ -253,15 +260,11 @@ class Store:
                 actual, _ = blake3_file(handle)
             if actual != digest:
                 report.corrupt.append(name)
-        for temp in sorted(self.tmp_dir.glob(".tmp-*")) if self.tmp_dir.is_dir() else []:
-            if _in_flight(temp):
-                report.in_flight.append(temp.name)
-                continue
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
-            report.removed_temp.append(temp.name)
-        if report.removed_temp:
-            fsync_directory(self.tmp_dir)
+        # Objects are staged in tmp/; index entries next to themselves in snapshots/.
+        for directory, prefix in ((self.tmp_dir, ""), (self.snapshots_dir, "snapshots/")):
+            removed, in_flight = sweep_temps(directory)
+            report.removed_temp += [prefix + name for name in removed]
+            report.in_flight += [prefix + name for name in in_flight]
         return report
 
     # -- the snapshot index ----------------------------------------------------------------
@@ -285,24 +288,3 @@ class Store:
                     f"the snapshot index entry {path} is unreadable", cause=str(e)
                 ) from e
         return sorted(entries, key=lambda entry: (entry.created, entry.sha256))
-
-
-STALE_AFTER = 3600.0  # seconds without a write: the pid may have been reused by now
-
-
-def _in_flight(temp: Path) -> bool:
-    """A temp file whose writer still runs (and wrote to it recently) is a write in progress."""
-    pid = _writer_pid(temp)
-    try:
-        idle = time.time() - temp.stat().st_mtime
-    except FileNotFoundError:
-        return False
-    return pid is not None and pid_alive(pid) and idle < STALE_AFTER
-
-
-def _writer_pid(temp: Path) -> int | None:
-    parts = temp.name.split("-")
-    try:
-        return int(parts[1])
-    except (IndexError, ValueError):
-        return None

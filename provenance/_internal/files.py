@@ -5,8 +5,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
+import time
 import uuid
 from pathlib import Path
+
+STALE_AFTER = 3600.0  # seconds without a write: the pid may have been reused by now
+_TEMP = re.compile(r"^\.tmp-([0-9]+)-[0-9a-f]+$")  # what ``temp_name`` makes, nothing else
 
 
 def temp_name(directory: Path) -> Path:
@@ -78,3 +83,41 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def sweep_temps(directory: Path) -> tuple[list[str], list[str]]:
+    """Remove the ``.tmp-*`` files of writers that died (a kill, a crash, a full disk).
+
+    Returns the names removed and the names left alone because their writer still runs.
+    """
+    removed: list[str] = []
+    in_flight: list[str] = []
+    if not directory.is_dir():
+        return removed, in_flight
+    for temp in sorted(directory.glob(".tmp-*")):
+        if not _TEMP.match(temp.name):
+            continue
+        if _in_flight(temp):
+            in_flight.append(temp.name)
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+        removed.append(temp.name)
+    if removed:
+        fsync_directory(directory)
+    return removed, in_flight
+
+
+def _in_flight(temp: Path) -> bool:
+    """A temp file whose writer still runs (and wrote to it recently) is a write in progress."""
+    pid = _writer_pid(temp)
+    try:
+        idle = time.time() - temp.stat().st_mtime
+    except FileNotFoundError:
+        return False
+    return pid is not None and pid_alive(pid) and idle < STALE_AFTER
+
+
+def _writer_pid(temp: Path) -> int | None:
+    match = _TEMP.match(temp.name)
+    return int(match.group(1)) if match else None

@@ -33,6 +33,12 @@ from provenance.cli._options import Format, format_option
     envvar="PROV_STORE",
     help="Also check every referenced blob in this store [env PROV_STORE].",
 )
+@click.option(
+    "--expect-label",
+    metavar="LABEL",
+    help="The label the attestation must be signed for [default: from its file name, "
+    "LABEL.intoto.jsonl].",
+)
 @format_option
 @click.pass_context
 def verify(
@@ -41,13 +47,14 @@ def verify(
     key_paths: tuple[Path, ...],
     threshold: int,
     store: Path | None,
+    expect_label: str | None,
     output_format: str,
 ) -> None:
     """Verify an attestation offline, step by step. Exit 0 verified, 1 not."""
     from provenance.attest import keys
     from provenance.errors import UsageError, VerificationError
     from provenance.store import Store
-    from provenance.verify import Report
+    from provenance.verify import Report, label_from_filename
     from provenance.verify import verify as run
 
     if not key_paths:
@@ -58,7 +65,13 @@ def verify(
     trusted = [keys.load_verifier(path) for path in key_paths]
     blob_store = Store(store).require() if store else None
     try:
-        report: Report = run(attestation, trusted, threshold=threshold, store=blob_store)
+        report: Report = run(
+            attestation,
+            trusted,
+            threshold=threshold,
+            store=blob_store,
+            expect_label=expect_label or label_from_filename(attestation),
+        )
         error = None
     except VerificationError as e:
         if not isinstance(e.report, Report):
