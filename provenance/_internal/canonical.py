@@ -180,3 +180,7 @@ def loads(data: bytes | str) -> Any:
         return json.loads(data, parse_constant=refuse, parse_float=finite, object_pairs_hook=unique)
     except RecursionError as e:
         raise CanonicalizationError("the JSON nests too deeply") from e
+    except CanonicalizationError:
+        raise
+    except ValueError as e:  # malformed JSON, bytes that are not Unicode, a 5000-digit integer
+        raise CanonicalizationError(str(e)) from e

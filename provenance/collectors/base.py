@@ -34,7 +34,9 @@ class SourceOptions(BaseModel):
 
     name: str
     kind: str
-    timeout: float | None = Field(default=None, gt=0, description="seconds; overrides [defaults]")
+    timeout: float | None = Field(
+        default=None, gt=0, allow_inf_nan=False, description="seconds; overrides [defaults]"
+    )
     volatile: list[str] = Field(default_factory=list, description="extra volatile paths for diff")
 
 
