@@ -24,7 +24,7 @@ from typing import BinaryIO
 import blake3
 from pydantic import BaseModel, ConfigDict, Field
 
-from provenance._internal.files import atomic_write, publish, sweep_temps, temp_name
+from provenance._internal.files import atomic_write, create_temp, publish, sweep_temps
 from provenance.digest import CHUNK, Digest, blake3_file
 from provenance.errors import IntegrityError, StoreError, UsageError
 
@@ -62,7 +62,8 @@ class FsckReport:
     in_flight: list[str] = field(default_factory=list)
 
 
-def _os_error(action: str, path: Path, e: OSError) -> StoreError:
+def os_error(action: str, path: Path, e: OSError) -> StoreError:
+    """The StoreError for a failed write: a full disk and a read-only store say so."""
     if e.errno == errno.ENOSPC or e.errno == errno.EFBIG or e.errno == errno.EDQUOT:
         return StoreError(
             f"could not {action} {path}: the disk is full",
@@ -84,13 +85,12 @@ class BlobWriter:
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._temp = temp_name(store.tmp_dir)
         self._hasher = blake3.blake3()
         self._size = 0
         try:
-            fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            self._temp, fd = create_temp(store.tmp_dir)
         except OSError as e:
-            raise _os_error("write to the store at", store.root, e) from e
+            raise os_error("write to the store at", store.root, e) from e
         self._file: BinaryIO = os.fdopen(fd, "wb")
 
     def write(self, chunk: bytes) -> None:
@@ -98,7 +98,7 @@ class BlobWriter:
             self._file.write(chunk)
         except OSError as e:
             self.abort()
-            raise _os_error("write to the store at", self._store.root, e) from e
+            raise os_error("write to the store at", self._store.root, e) from e
         self._hasher.update(chunk)
         self._size += len(chunk)
 
@@ -112,16 +112,16 @@ class BlobWriter:
         try:
             self._file.flush()
             os.fsync(self._file.fileno())
-            self._file.close()
-            self._temp.chmod(0o444)
+            os.fchmod(self._file.fileno(), 0o444)
             if final.exists():
                 self._temp.unlink()
             else:
                 final.parent.mkdir(exist_ok=True)
                 publish(self._temp, final, overwrite=False)
+            self._file.close()  # the lock goes with it, once the temp file is gone
         except OSError as e:
             self.abort()
-            raise _os_error("write to the store at", self._store.root, e) from e
+            raise os_error("write to the store at", self._store.root, e) from e
         return Written(digest, self._size)
 
     def abort(self) -> None:
@@ -160,7 +160,7 @@ class Store:
             for directory in (self.objects_dir, self.tmp_dir, self.snapshots_dir):
                 directory.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise _os_error("create the store at", self.root, e) from e
+            raise os_error("create the store at", self.root, e) from e
         return self
 
     def exists(self) -> bool:
@@ -274,7 +274,7 @@ class Store:
         try:
             atomic_write(self.snapshots_dir / f"{entry.sha256}.json", data, overwrite=True)
         except OSError as e:
-            raise _os_error("write the snapshot index in", self.snapshots_dir, e) from e
+            raise os_error("write the snapshot index in", self.snapshots_dir, e) from e
 
     def snapshots(self) -> list[SnapshotEntry]:
         """The index, oldest first."""

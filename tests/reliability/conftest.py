@@ -55,3 +55,30 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         for category, names in counts.items():
             text = ", ".join(f"{name} {value}" for name, value in sorted(names.items()))
             terminalreporter.write_line(f"{category}: {text}")
+
+
+@pytest.fixture(scope="session")
+def scratch() -> Iterator[Path]:
+    """A RAM-backed folder when there is one (see workload.py), removed at the end."""
+    import shutil
+
+    from tests.reliability.workload import scratch_root
+
+    root = scratch_root()
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def big_repo(scratch: Path) -> Path:
+    """A real repository of 3,000 files and 4 MiB of large ones (about 8 MB of blobs)."""
+    from tests.reliability.workload import make_big_repo
+
+    return make_big_repo(scratch / "big-repo").path
+
+
+@pytest.fixture(scope="session")
+def signing_keys(scratch: Path) -> Path:
+    from tests.reliability.workload import make_keys
+
+    return make_keys(scratch / "keys")
