@@ -103,24 +103,30 @@ def pid_alive(pid: int) -> bool:
 def sweep_temps(directory: Path) -> tuple[list[str], list[str]]:
     """Remove the ``.tmp-*`` files of writers that died (a kill, a crash, a full disk).
 
-    Returns the names removed and the names left alone because their writer still runs.
+    Returns the names removed and the names kept: a live writer's, or one that cannot be
+    removed (a read-only store).
     """
     removed: list[str] = []
-    in_flight: list[str] = []
+    kept: list[str] = []
     if not directory.is_dir():
-        return removed, in_flight
+        return removed, kept
     for temp in sorted(directory.glob(".tmp-*")):
         if not _TEMP.match(temp.name):
             continue
         if _in_flight(temp):
-            in_flight.append(temp.name)
+            kept.append(temp.name)
             continue
-        with contextlib.suppress(FileNotFoundError):
+        try:
             temp.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            kept.append(temp.name)
+            continue
         removed.append(temp.name)
     if removed:
         fsync_directory(directory)
-    return removed, in_flight
+    return removed, kept
 
 
 def _in_flight(temp: Path) -> bool:

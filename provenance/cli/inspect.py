@@ -134,7 +134,7 @@ def fsck(ctx: click.Context, store: Path | None, config_path: Path) -> None:
     for name in removed:
         click.echo(f"removed an interrupted write: {attestations}/{name}")
     for name in report.in_flight + in_flight:
-        click.echo(f"left a write in progress alone: {name}")
+        click.echo(f"left alone (a write in progress, or not removable): {name}")
     for name in report.corrupt:
         click.echo(f"CORRUPT: objects/{name[:2]}/{name[2:]}")
     click.echo(
