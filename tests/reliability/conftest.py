@@ -24,7 +24,7 @@ _COMMON = {
     "print_blob": True,
 }
 settings.register_profile("prov-ci", max_examples=300, derandomize=True, **_COMMON)
-settings.register_profile("prov-full", max_examples=3000, **_COMMON)
+settings.register_profile("prov-full", max_examples=1500, **_COMMON)
 settings.register_profile("prov-dev", max_examples=50, **_COMMON)
 settings.load_profile(
     os.environ.get("PROV_HYPOTHESIS_PROFILE") or ("prov-full" if figures.full() else "prov-ci")

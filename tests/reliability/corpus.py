@@ -137,6 +137,7 @@ def cases(ev: Evidence) -> Iterator[Case]:
     """The DSSE corpus. ``ev`` gives the shape of the statement whose every field is mutated."""
     yield from envelope_structure()
     yield from payload_types()
+    yield from payload_bytes()
     yield from signature_bytes()
     yield from thresholds()
     yield from impersonation()
@@ -345,6 +346,19 @@ def payload_types() -> Iterator[Case]:
 
 def _flip(data: bytes, index: int) -> bytes:
     return data[:index] + bytes([data[index] ^ (1 << (index % 8))]) + data[index + 1 :]
+
+
+def payload_bytes() -> Iterator[Case]:
+    """Single-bit flips at 65 places spread over the signed payload bytes (first to last)."""
+    for step in range(65):
+
+        def flip_payload(d: dict[str, Any], step: int = step) -> None:
+            payload = base64.b64decode(d["payload"])
+            d["payload"] = b64(_flip(payload, (len(payload) - 1) * step // 64))
+
+        yield Case(
+            f"payload/flip-byte-at-{step}/64", "must-fail", edited(flip_payload), NONE_TRUSTED
+        )
 
 
 def signature_bytes() -> Iterator[Case]:

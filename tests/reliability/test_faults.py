@@ -107,17 +107,19 @@ def survived(mechanism: str) -> None:
 
 
 def fill(folder: Path, leave: int) -> Path:
+    """A file taking all the free space of ``folder``'s filesystem but ``leave`` bytes."""
     filler = folder / "filler"
     room = shutil.disk_usage(folder).free - leave
-    with filler.open("wb") as handle:
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
         chunk = b"\xa5" * (1 << 16)
         while room > 0:
             try:
-                handle.write(chunk[: min(room, len(chunk))])
-                handle.flush()
+                room -= os.write(fd, chunk[: min(room, len(chunk))])
             except OSError:
                 break
-            room -= len(chunk)
+    finally:
+        os.close(fd)
     return filler
 
 

@@ -130,7 +130,7 @@ def test_canonical_loads_raises_only_its_own_error(data: bytes) -> None:
 # -- prov.toml ---------------------------------------------------------------------------------
 
 
-def _check_config(text: str) -> None:
+def _check_config(text: str, strict: bool = False) -> None:
     try:
         parsed = config.parse(text, Path("prov.toml"))
         for spec in parsed.sources:
@@ -138,6 +138,8 @@ def _check_config(text: str) -> None:
     except ConfigError as e:
         assert "prov.toml" in e.message  # every complaint names the file
         printable(e)
+        if strict:
+            raise
 
 
 @given(toml_documents())
@@ -152,6 +154,19 @@ def test_config_shaped_text_raises_only_config_errors(text: str) -> None:
 def test_any_text_raises_only_config_errors(text: str) -> None:
     ran("config: any text")
     _check_config(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("[defaults]\ntimeout = inf\n", 2),
+        ('[[sources]]\nname = "a"\nkind = "git"\nrepo = "."\ntimeout = nan\n', 5),
+    ],
+)
+def test_an_unbounded_timeout_is_refused(text: str, line: int) -> None:
+    """A timeout of inf (or nan) would let a hostile server hold a capture forever."""
+    with pytest.raises(ConfigError, match=f"prov.toml:{line}: .*finite number"):
+        _check_config(text, strict=True)
 
 
 VALID_TOML = config.TEMPLATE + '\n[[sources]]\nname = "other"\nkind = "git"\nrepo = "../x"\n'
