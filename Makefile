@@ -23,8 +23,8 @@ reliability: install ## Tamper corpus, properties, 50 crash trials, 8 writers, f
 	$(BIN)/python -m tests.reliability
 
 lint: install ## ruff (lint + format check) and mypy --strict
-	$(BIN)/ruff check provenance tests
-	$(BIN)/ruff format --check provenance tests
+	$(BIN)/ruff check provenance tests examples
+	$(BIN)/ruff format --check provenance tests examples
 	$(BIN)/mypy
 
 format: install ## Apply ruff's formatting and safe fixes
@@ -33,6 +33,9 @@ format: install ## Apply ruff's formatting and safe fixes
 
 schemas: install ## Regenerate schemas/ from the models
 	$(BIN)/python -m provenance.schema schemas
+
+demo: install ## The embedded Marin demo: two milestones captured, signed, verified, diffed, checked
+	$(BIN)/python examples/marin/demo.py --out out/marin-demo
 
 clean: ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -41,6 +41,7 @@ class DefaultsSection(_Section):
     )
     concurrency: int = Field(default=8, ge=1, le=256)
     retries: int = Field(default=3, ge=0, le=20)
+    backoff: float = Field(default=0.5, ge=0, le=60, description="seconds before the first retry")
 
 
 class _TopLevel(_Section):
@@ -210,4 +211,23 @@ kind = "git"
 repo = "."                  # a local path or a URL
 ref = "HEAD"                # a branch, a tag or a commit sha
 # paths = ["src/"]          # default: every file in the commit
+
+# [[sources]]
+# name = "run"
+# kind = "wandb"
+# run = "entity/project/run_id"   # key from WANDB_API_KEY or ~/.netrc; or path = "wandb/run-..."
+#
+# [[sources]]
+# name = "data-card"
+# kind = "huggingface"
+# repo = "org/name"
+# repo_type = "dataset"           # model | dataset | space
+# revision = "main"               # resolved to its commit sha
+# files = ["README.md"]           # downloaded and hashed
+#
+# [[sources]]
+# name = "endpoint"
+# kind = "http"
+# url = "https://example.org/artifact.json"
+# # headers = { Authorization = "Bearer ${MY_TOKEN}" }   # recorded redacted
 """

@@ -13,6 +13,7 @@ what to try next, and the process exit code the command line uses (see design.md
     ├── StoreError                 the content store cannot be read or written
     │   └── IntegrityError         an object's bytes do not match its address
     ├── KeyFileError               a key file cannot be read, decrypted or used
+    ├── RegistryError              an OCI registry refused or failed a request (keeps the status)
     ├── SigningError               signing failed
     ├── MissingDependencyError     an optional package is not installed
     └── VerificationError          exit 1: evidence was checked and found wanting
@@ -84,6 +85,30 @@ class KeyFileError(ProvError):
 
 class SigningError(ProvError):
     """Signing failed."""
+
+
+class RegistryError(ProvError):
+    """An OCI registry answered with an error status or could not be reached.
+
+    ``status`` is the HTTP status (None for a transport failure), ``kind`` one of the capture
+    error types (``http-status``, ``timeout``, ``connect``, ``protocol``, ``digest-mismatch``...),
+    ``detail`` what the registry said (challenge parameters, error codes), never credentials.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "http-status",
+        status: int | None = None,
+        detail: dict[str, object] | None = None,
+        cause: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, cause=cause, hint=hint)
+        self.kind = kind
+        self.status = status
+        self.detail = detail or {}
 
 
 class MissingDependencyError(ProvError):

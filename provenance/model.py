@@ -89,6 +89,22 @@ class Tool(WireModel):
     version: str = __version__
 
 
+class CrossCheck(WireModel):
+    """A comparison between captures of the same snapshot, made after collection.
+
+    Collectors never see each other; ``provenance.crosscheck`` reads the finished captures and
+    says whether they agree (e.g. an image's revision label and a git capture's commit).
+    """
+
+    check: str = Field(description="what was compared, e.g. 'oci-revision-git-commit'")
+    source: str = Field(description="the capture whose claim was checked")
+    against: str | None = Field(description="the capture it was checked against")
+    result: Literal["match", "mismatch", "undetermined"]
+    matches: bool | None = Field(description="true / false, or null when undetermined")
+    values: dict[str, JsonValue] = Field(default_factory=dict)
+    detail: str
+
+
 class Snapshot(WireModel):
     """The captures of one milestone, taken together."""
 
@@ -96,6 +112,13 @@ class Snapshot(WireModel):
     created: Timestamp
     tool: Tool = Field(default_factory=Tool)
     captures: tuple[Capture, ...]
+    # Left out of the serialised snapshot when empty, so that snapshots without cross-checks
+    # (every snapshot made before they existed) keep their canonical bytes and sha256.
+    cross_checks: dict[str, CrossCheck] = Field(
+        default_factory=dict,
+        exclude_if=lambda value: not value,
+        description="comparisons between captures, keyed by '<source>/<check>'",
+    )
 
     def canonical_bytes(self) -> bytes:
         return canonical.dumps(self.model_dump(mode="json"))

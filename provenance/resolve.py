@@ -1,4 +1,5 @@
-"""Finding a snapshot from what a user typed: an attestation path, a label or a sha256 prefix.
+"""Finding a snapshot from what a user typed: an attestation path (DSSE or Sigstore bundle), an
+evidence pack, or a label / sha256 prefix of a snapshot in the store.
 
 These readers do not verify signatures (that is ``prov verify``'s job); they do check that the
 statement parses and that its subject digest matches, so what they show is at least self-consistent.
@@ -22,21 +23,49 @@ class Loaded:
     snapshot: Snapshot
     origin: str
     signatures: int
+    store: Store | None = None  # where this snapshot's blobs can be read, when known
 
 
-def load_attestation(path: Path) -> Loaded:
-    envelope = read_envelope(path)
-    parsed = statements.parse(envelope.payload)
+def load_attestation(path: Path, store: Store | None = None) -> Loaded:
+    from provenance.attest import sigstore
+
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise UsageError(f"cannot read {path}", cause=str(e)) from e
+    if sigstore.is_bundle(data):
+        _, payload, signatures = sigstore.dsse_content(data, str(path))
+        count = len(signatures)
+    else:
+        envelope = read_envelope(path)
+        payload, count = envelope.payload, len(envelope.signatures)
+    parsed = statements.parse(payload)
     snapshot = check_predicate(parsed)
     check_subject(parsed)
-    return Loaded(snapshot, str(path), len(envelope.signatures))
+    return Loaded(snapshot, str(path), count, store)
+
+
+def load_pack(path: Path) -> Loaded:
+    """The snapshot in an evidence pack; its blobs stay readable through ``Loaded.store``.
+
+    The pack is checked and extracted into a temporary folder that lives as long as that store.
+    """
+    from provenance.pack import open_pack
+
+    opened = open_pack(path)
+    loaded = load_attestation(opened.attestation, opened.store)
+    return Loaded(loaded.snapshot, f"{path} (evidence pack)", loaded.signatures, opened.store)
 
 
 def load(reference: str, store: Store | None) -> Loaded:
-    """An attestation file path, or a label / sha256 prefix of a snapshot in the store."""
+    """An attestation file, an evidence pack, or a label / sha256 prefix of a stored snapshot."""
+    from provenance.pack import is_pack
+
     path = Path(reference)
     if path.is_file():
-        return load_attestation(path)
+        if is_pack(path):
+            return load_pack(path)
+        return load_attestation(path, store if store is not None and store.exists() else None)
     if store is None or not store.exists():
         raise UsageError(
             f"{reference!r} is not a file, and there is no store to look it up in",
@@ -75,4 +104,4 @@ def load(reference: str, store: Store | None) -> Loaded:
             cause="the store's index was edited or damaged",
             hint="verify the attestation file itself with `prov verify`",
         )
-    return Loaded(snap, f"{entry.label} ({entry.sha256[:12]})", loaded.signatures)
+    return Loaded(snap, f"{entry.label} ({entry.sha256[:12]})", loaded.signatures, store)

@@ -22,8 +22,35 @@ def snapshot_schema() -> dict[str, Any]:
     return {"$schema": DRAFT, "$id": PREDICATE_TYPE, **schema}
 
 
+def diff_schema() -> dict[str, Any]:
+    from provenance.diff import SCHEMA, Diff
+
+    schema = Diff.model_json_schema(mode="serialization", by_alias=True)
+    schema["required"] = ["schema", *schema["required"]]  # the tag is always written
+    return {"$schema": DRAFT, "$id": SCHEMA, **schema}
+
+
+def claims_report_schema() -> dict[str, Any]:
+    from provenance.claims import SCHEMA, ClaimsReport
+
+    schema = ClaimsReport.model_json_schema(mode="serialization", by_alias=True)
+    schema["required"] = ["schema", *schema["required"]]
+    return {"$schema": DRAFT, "$id": SCHEMA, **schema}
+
+
+def note_schema() -> dict[str, Any]:
+    from provenance.notes import PREDICATE_TYPE as NOTE_TYPE
+    from provenance.notes import Note
+
+    schema = Note.model_json_schema(mode="serialization")
+    return {"$schema": DRAFT, "$id": NOTE_TYPE, **schema}
+
+
 SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "snapshot.v1.schema.json": snapshot_schema,
+    "diff.v1.schema.json": diff_schema,
+    "claims-report.v1.schema.json": claims_report_schema,
+    "note.v1.schema.json": note_schema,
 }
 
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from provenance import crosscheck
 from provenance._internal.files import atomic_write, sweep_temps
 from provenance.attest import statement as statements
 from provenance.attest.signing import Attester
@@ -88,12 +91,15 @@ def take(
         timeout=config.defaults.timeout,
         retries=config.defaults.retries,
         env=dict(os.environ),
+        backoff=config.defaults.backoff,
+        progress=progress,
     )
     captures = collect_all(planned, context, config.defaults.concurrency, progress)
     snapshot = Snapshot(
         label=label,
         created=utc_now(),
         captures=tuple(sorted(captures, key=lambda c: c.source)),
+        cross_checks=crosscheck.run(captures),
     )
     statement = statements.build(snapshot)
     document = attester.attest(statement)
@@ -126,8 +132,14 @@ def collect_all(
     concurrency: int,
     progress: Progress | None = None,
 ) -> list[Capture]:
+    total = len(planned)
+    done = 0
+    lock = threading.Lock()
+
     def run(item: tuple[type[Collector], SourceOptions]) -> Capture:
+        nonlocal done
         cls, options = item
+        started = time.monotonic()
         capture = cls(options, context).collect()
         if progress:
             note = (
@@ -135,7 +147,13 @@ def collect_all(
                 if capture.status == "ok"
                 else f"FAILED ({capture.error.type if capture.error else '?'})"
             )
-            progress(f"  {options.name} [{options.kind}]: {note}")
+            with lock:
+                done += 1
+                count = done
+            elapsed = time.monotonic() - started
+            progress(
+                f"  [{count}/{total}] {options.name} [{options.kind}]: {note} ({elapsed:.1f}s)"
+            )
         return capture
 
     workers = max(1, min(concurrency, len(planned)))

@@ -1,10 +1,12 @@
 """Verifying an attestation, step by step (design.md, "Verification, step by step").
 
-1. the envelope parses and its payloadType is in-toto's;
-2. at least ``threshold`` distinct trusted keys signed the PAE bytes;
+1. the envelope (DSSE) or bundle (Sigstore) parses and its payloadType is in-toto's;
+2. signatures or bundle: at least ``threshold`` distinct trusted keys signed the PAE bytes, or
+   the Sigstore bundle verifies against the trust root and the identity policy (offline);
+   then the RFC 3161 timestamp, checked against the TSA chain when one is given;
 3. the statement is in-toto v1 with prov's predicateType, and the predicate matches its schema;
 4. the subject's sha256 equals the sha256 of the canonical snapshot bytes;
-5. with a store: every blob the snapshot references is there and hashes to its address.
+5. with a store or pack: every blob the snapshot references is there and hashes to its address.
 
 Each step passes, fails or is skipped with a reason. The first failure raises VerificationError
 carrying the report; a verifier never returns "false".
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
@@ -26,6 +28,10 @@ from provenance.digest import Digest, sha256_bytes
 from provenance.errors import IntegrityError, ProvError, UsageError, VerificationError
 from provenance.model import PREDICATE_TYPE, Snapshot
 from provenance.store import Store
+
+if TYPE_CHECKING:
+    from provenance.attest.sigstore import IdentityPolicy
+    from provenance.attest.timestamp import TsaTrust
 
 Status = Literal["passed", "failed", "skipped"]
 
@@ -44,6 +50,8 @@ class Report:
     steps: list[Step] = field(default_factory=list)
     snapshot: Snapshot | None = None
     signers: list[str] = field(default_factory=list)
+    kind: str = "dsse"
+    times: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -57,6 +65,8 @@ class Report:
             "label": self.snapshot.label if self.snapshot else None,
             "snapshot_sha256": self.snapshot.sha256().hex if self.snapshot else None,
             "signers": self.signers,
+            "kind": self.kind,
+            "times": self.times,
             "steps": [step.__dict__ for step in self.steps],
         }
 
@@ -101,45 +111,83 @@ def read_envelope(path: Path) -> dsse.Envelope:
     return dsse.parse(lines[0], origin=str(path))
 
 
+def read_attestation(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError as e:
+        raise UsageError(
+            f"{path} does not exist", hint="pass the path of an attestation file"
+        ) from e
+    except OSError as e:
+        raise UsageError(f"cannot read {path}", cause=str(e)) from e
+
+
 def verify(
     path: Path,
     keys: Sequence[dsse.Verifier],
     *,
     threshold: int = 1,
     store: Store | None = None,
+    identity: IdentityPolicy | None = None,
+    trusted_root: Path | None = None,
+    tsa: TsaTrust | None = None,
     expect_label: str | None = None,
 ) -> Report:
-    """Verify a DSSE attestation file. Returns the report, or raises VerificationError.
+    """Verify a DSSE attestation or a Sigstore bundle. Returns the report, or raises
+    VerificationError.
 
+    A bundle needs ``identity`` (or one trusted ECDSA key in ``keys`` for a managed-key bundle);
+    ``trusted_root`` defaults to the production root shipped with sigstore. ``tsa`` is the chain
+    an RFC 3161 token must verify against; without it a token is reported, not checked.
     With ``expect_label``, the signed label must be that one (see ``check_label``).
     """
+    from provenance.attest import sigstore
+
     report = Report(str(path))
     check = _Checker(report)
+    data = read_attestation(path)
+
+    if sigstore.is_bundle(data):
+        report.kind = "sigstore"
+        try:
+            payload_type, payload, _ = sigstore.dsse_content(data, str(path))
+            if payload_type != statements.PAYLOAD_TYPE:
+                raise VerificationError(
+                    f"payloadType is {payload_type!r}, not {statements.PAYLOAD_TYPE!r}"
+                )
+        except VerificationError as e:
+            raise check.fail(1, "bundle", e) from e
+        media_type = sigstore.json_media_type(data)
+        check.passed(1, "bundle", f"Sigstore bundle {media_type}, payloadType {payload_type}")
+        signatures = _check_bundle(check, data, path, keys, identity, trusted_root)
+    else:
+        try:
+            envelope = read_envelope(path)
+            if envelope.payload_type != statements.PAYLOAD_TYPE:
+                raise VerificationError(
+                    f"payloadType is {envelope.payload_type!r}, not {statements.PAYLOAD_TYPE!r}"
+                )
+        except VerificationError as e:
+            raise check.fail(1, "envelope", e) from e
+        check.passed(1, "envelope", f"DSSE envelope, payloadType {envelope.payload_type}")
+        payload = envelope.payload
+        try:
+            results = dsse.verify(envelope, keys, threshold)
+        except VerificationError as e:
+            raise check.fail(2, "signatures", e) from e
+        report.signers = sorted({r.verified_by for r in results if r.verified_by})
+        check.passed(
+            2,
+            "signatures",
+            f"{len(report.signers)} trusted key(s) verified (threshold {threshold}): "
+            + ", ".join(report.signers),
+        )
+        signatures = [envelope.signatures[r.index].sig for r in results if r.verified_by]
+
+    _check_timestamp(check, path, data, report.kind, signatures, tsa)
 
     try:
-        envelope = read_envelope(path)
-        if envelope.payload_type != statements.PAYLOAD_TYPE:
-            raise VerificationError(
-                f"payloadType is {envelope.payload_type!r}, not {statements.PAYLOAD_TYPE!r}"
-            )
-    except VerificationError as e:
-        raise check.fail(1, "envelope", e) from e
-    check.passed(1, "envelope", f"DSSE envelope, payloadType {envelope.payload_type}")
-
-    try:
-        results = dsse.verify(envelope, keys, threshold)
-    except VerificationError as e:
-        raise check.fail(2, "signatures", e) from e
-    report.signers = sorted({r.verified_by for r in results if r.verified_by})
-    check.passed(
-        2,
-        "signatures",
-        f"{len(report.signers)} trusted key(s) verified (threshold {threshold}): "
-        + ", ".join(report.signers),
-    )
-
-    try:
-        parsed = statements.parse(envelope.payload)
+        parsed = statements.parse(payload)
         snapshot = check_predicate(parsed)
     except VerificationError as e:
         raise check.fail(3, "statement", e) from e
@@ -165,6 +213,117 @@ def verify(
             raise check.fail(5, "blobs", e) from e
         check.passed(5, "blobs", detail)
     return report
+
+
+def _check_bundle(
+    check: _Checker,
+    data: bytes,
+    path: Path,
+    keys: Sequence[dsse.Verifier],
+    identity: IdentityPolicy | None,
+    trusted_root: Path | None,
+) -> list[bytes]:
+    """Step 2 for a Sigstore bundle; returns the signature a timestamp must cover."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from provenance.attest import sigstore
+
+    managed = None
+    if identity is None:
+        ecdsa = [
+            k for k in keys if isinstance(getattr(k, "public", None), ec.EllipticCurvePublicKey)
+        ]
+        if len(ecdsa) != 1 or len(keys) != 1:
+            raise check.fail(
+                2,
+                "bundle",
+                UsageError(
+                    "a Sigstore bundle is verified against an identity policy",
+                    hint="pass --cert-identity and --cert-oidc-issuer (or --repository "
+                    "owner/name); a managed-key bundle takes exactly one ECDSA --key",
+                ),
+            )
+        managed = ecdsa[0].public  # type: ignore[attr-defined]
+    root = str(trusted_root) if trusted_root else "the production trust root shipped with sigstore"
+    try:
+        result = sigstore.verify_bundle(
+            data, policy=identity, key=managed, trusted_root=trusted_root, origin=str(path)
+        )
+    except VerificationError as e:
+        raise check.fail(2, "bundle", e) from e
+    check.report.signers = [result.signer]
+    check.report.times = [f"{t.time.isoformat()} ({t.source})" for t in result.times]
+    when = "; ".join(check.report.times) or "none"
+    check.passed(
+        2,
+        "bundle",
+        f"signed by {result.signer}; verified offline against {root}; signing time: {when}",
+    )
+    return [result.signature]
+
+
+def _check_timestamp(
+    check: _Checker,
+    path: Path,
+    data: bytes,
+    kind: str,
+    signatures: list[bytes],
+    tsa: TsaTrust | None,
+) -> None:
+    """Step 2, continued: the RFC 3161 token (bundle field or ``.tsr`` sidecar)."""
+    from provenance.attest import sigstore, timestamp
+
+    if kind == "sigstore":
+        tokens = sigstore.timestamp_tokens(data, str(path))
+        where = "in the bundle"
+    else:
+        sidecar = timestamp.sidecar_path(path)
+        tokens = [sidecar.read_bytes()] if sidecar.is_file() else []
+        where = f"in {sidecar.name}"
+    if tsa is None:
+        if tokens and kind == "dsse":
+            check.skipped(
+                2, "timestamp", f"a token is {where} but not checked: pass --tsa-certs CHAIN.pem"
+            )
+        elif tokens:
+            check.skipped(
+                2, "timestamp", "no --tsa-certs: only the trust root's TSAs were checked (above)"
+            )
+        else:
+            check.skipped(2, "timestamp", "no RFC 3161 timestamp")
+        return
+    if not tokens:
+        raise check.fail(
+            2,
+            "timestamp",
+            VerificationError(
+                f"--tsa-certs was given but there is no timestamp token {where}",
+                hint="was the attestation made with --timestamp URL?",
+            ),
+        )
+    errors: list[VerificationError] = []
+    for token in tokens:
+        try:
+            stamp, index = timestamp.verify(token, signatures, tsa)
+        except VerificationError as e:
+            errors.append(e)
+            continue
+        check.report.times.append(f"{stamp.time.isoformat()} (RFC 3161, {stamp.tsa})")
+        check.passed(
+            2,
+            "timestamp",
+            f"time-anchored: existed no later than {stamp.describe()}; "
+            f"covers signature #{index + 1}",
+        )
+        return
+    first = errors[0]
+    if len(errors) > 1:
+        first = VerificationError(
+            f"none of the {len(errors)} timestamp tokens verifies: {first.message}",
+            cause=first.cause,
+            hint=first.hint,
+        )
+    raise check.fail(2, "timestamp", first)
 
 
 def check_predicate(parsed: statements.ParsedStatement) -> Snapshot:

@@ -6,11 +6,18 @@ import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
 from provenance.cli import cli
+from provenance.collectors.base import CollectContext, validate_source
+from provenance.config import SourceSpec
+from provenance.model import Capture
+from provenance.store import Store
+from provenance.testing.fixtures import Fixtures
+from provenance.testing.server import LocalServer
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PROV_SHARED", ROOT.parent / "shared"))
@@ -96,3 +103,51 @@ def prov() -> Callable[..., Result]:
         return runner.invoke(cli, list(args), input=input, catch_exceptions=False)
 
     return invoke
+
+
+# -- network collectors: the local server with the Marin fixtures, and collecting one source --
+
+MARIN_FIXTURES = ROOT / "tests" / "fixtures" / "marin"
+
+
+@pytest.fixture
+def marin_fixtures() -> Fixtures:
+    return Fixtures.from_dir(MARIN_FIXTURES)
+
+
+@pytest.fixture
+def marin_server(marin_fixtures: Fixtures) -> Iterator[LocalServer]:
+    """A real HTTP server on 127.0.0.1 serving the Marin fixtures (W&B, HF, object store)."""
+    with LocalServer(marin_fixtures) as server:
+        yield server
+
+
+@pytest.fixture
+def marin_tls_server(marin_fixtures: Fixtures) -> Iterator[LocalServer]:
+    """The same over https, with a certificate made for this test (``ca_file`` trusts it)."""
+    with LocalServer(marin_fixtures, tls=True) as server:
+        yield server
+
+
+@pytest.fixture
+def collect(tmp_path: Path) -> Callable[..., Capture]:
+    """Validate one source table like prov.toml would, then run its collector once."""
+
+    def run(
+        table: dict[str, Any],
+        env: dict[str, str] | None = None,
+        http_client: Any = None,
+        **context: Any,
+    ) -> Capture:
+        spec = SourceSpec(str(table["name"]), str(table["kind"]), table, tmp_path / "prov.toml", 1)
+        cls, options = validate_source(spec)
+        settings: dict[str, Any] = {"timeout": 5.0, "retries": 2, "backoff": 0.01}
+        settings.update(context)
+        store = Store(tmp_path / ".prov").init()
+        ctx = CollectContext(store=store, base_dir=tmp_path, env=env or {}, **settings)
+        collector = cls(options, ctx)
+        if http_client is not None:
+            collector.http_client = http_client  # type: ignore[attr-defined]
+        return collector.collect()
+
+    return run

@@ -141,7 +141,7 @@ def test_verify_needs_a_trusted_key_and_an_existing_file(ready: Path, prov: Prov
     assert prov("verify", "missing.intoto.jsonl", "--key", "keys/alice.pub").exit_code == 2
     result = prov("verify", "missing.intoto.jsonl")
     assert result.exit_code == 2
-    assert "no trusted keys" in result.stderr
+    assert "no trust policy" in result.stderr
 
 
 def test_snapshot_needs_a_signing_choice(ready: Path, prov: Prov) -> None:

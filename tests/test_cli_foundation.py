@@ -49,7 +49,15 @@ def test_verify_json_report(milestone: Path, prov: Prov) -> None:
     report = json.loads(result.stdout)
     assert report["schema"] == "https://prov.dev/verify-report/v1"
     assert report["verified"] is True
-    assert [s["status"] for s in report["steps"]] == ["passed"] * 4 + ["skipped"]
+    statuses = {s["name"]: s["status"] for s in report["steps"]}
+    assert statuses == {
+        "envelope": "passed",
+        "signatures": "passed",
+        "timestamp": "skipped",
+        "statement": "passed",
+        "subject": "passed",
+        "blobs": "skipped",
+    }
 
 
 def _envelope(path: Path) -> dict:  # type: ignore[type-arg]
@@ -213,7 +221,11 @@ def test_moving_the_branch_records_the_new_commit(
     text = prov("show", "attestations/m2.intoto.jsonl").stdout
     assert f"commit: {second}" in text
     timeline = prov("log").stdout.splitlines()
-    assert [line.split()[2] for line in timeline] == ["m1", "m1-again", "m2"]
+    heads = [line for line in timeline if not line.startswith(" ")]
+    assert [line.split()[2] for line in heads] == ["m1", "m1-again", "m2"]
+    # under each snapshot: what changed since the one before (issue 4)
+    assert timeline[timeline.index(heads[1]) + 1].strip() == "no differences since m1"
+    assert "code (commit " in timeline[timeline.index(heads[2]) + 1]
 
 
 def test_fsck_exits_1_on_a_corrupt_object(milestone: Path, project: Path, prov: Prov) -> None:
@@ -230,3 +242,21 @@ def test_a_label_is_never_overwritten(milestone: Path, prov: Prov) -> None:
     assert result.exit_code == 2
     assert "already exists" in result.stderr
     assert milestone.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["show", "log", "verify"])
+def test_every_output_format_renders(milestone: Path, prov: Prov, command: str) -> None:
+    from provenance.cli._options import Format
+
+    for fmt in Format:
+        args = {
+            "show": ["show", "m1"],
+            "log": ["log"],
+            "verify": ["verify", str(milestone), "--key", "keys/alice.pub"],
+        }[command]
+        result = prov(*args, "--format", fmt.value)
+        assert result.exit_code == 0, result.output
+        if fmt is Format.JSON:
+            assert json.loads(result.stdout)["schema"].startswith("https://prov.dev/")
+        else:
+            assert "m1" in result.stdout

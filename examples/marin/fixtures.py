@@ -87,7 +87,8 @@ def launcher_files(milestone: int) -> dict[str, str]:
             f"ACTIVE_PARAMS_D6144 = {ACTIVE_PARAMS}\n\n\n"
             "def num_steps(racks: int, active_params: int) -> int:\n"
             "    global_tokens_per_step = HERO_EP_BATCH_SIZE * racks * SEQ_LEN\n"
-            "    return max(1, round(TOKENS_PER_ACTIVE_PARAM * active_params / global_tokens_per_step))\n"
+            "    tokens = TOKENS_PER_ACTIVE_PARAM * active_params\n"
+            "    return max(1, round(tokens / global_tokens_per_step))\n"
         ),
         f"{LAUNCHER}/trigger_hero.sh": (
             "#!/usr/bin/env bash\nset -euo pipefail\n"
@@ -149,25 +150,62 @@ class WandbRun:
         return wrapped
 
 
-TAGS = ["grug", "moe", "hero", "ep", "scaling-ladder", "shape-d6144", "racks-11", "gb200",
-        "harrier-mix-2026.08.18"]
+TAGS = [
+    "grug",
+    "moe",
+    "hero",
+    "ep",
+    "scaling-ladder",
+    "shape-d6144",
+    "racks-11",
+    "gb200",
+    "harrier-mix-2026.08.18",
+]
 
 
 def wandb_run(milestone: int, commit: str) -> WandbRun:
     if milestone == 1:
         return WandbRun(
-            "marin-community", "marin_moe", "hero-12d8b6f0-dee637", "running",
-            "2026-08-20T02:04:58", "2026-08-24T14:53:42", 13_527, commit,
-            {"_step": 13_527, "_runtime": 390_000.0, "_timestamp": 1_756_047_222.0,
-             "num_devices": 704, "num_hosts": 176, "train/cross_entropy_loss": 1.321,
-             "grad/norm/total": 0.205, "moe/drop_fraction": 0.0306, "throughput/mfu": 21.15},
+            "marin-community",
+            "marin_moe",
+            "hero-12d8b6f0-dee637",
+            "running",
+            "2026-08-20T02:04:58",
+            "2026-08-24T14:53:42",
+            13_527,
+            commit,
+            {
+                "_step": 13_527,
+                "_runtime": 390_000.0,
+                "_timestamp": 1_756_047_222.0,
+                "num_devices": 704,
+                "num_hosts": 176,
+                "train/cross_entropy_loss": 1.321,
+                "grad/norm/total": 0.205,
+                "moe/drop_fraction": 0.0306,
+                "throughput/mfu": 21.15,
+            },
         )
     return WandbRun(
-        "marin-community", "marin_moe", "hero-mix-996f4891-step108k", "running",
-        "2026-09-15T03:12:40", "2026-09-15T21:40:05", 109_214, commit,
-        {"_step": 109_214, "_runtime": 66_000.0, "_timestamp": 1_757_972_405.0,
-         "num_devices": 704, "num_hosts": 176, "train/cross_entropy_loss": 1.184,
-         "grad/norm/total": 0.171, "moe/drop_fraction": 0.0288, "throughput/mfu": 21.4},
+        "marin-community",
+        "marin_moe",
+        "hero-mix-996f4891-step108k",
+        "running",
+        "2026-09-15T03:12:40",
+        "2026-09-15T21:40:05",
+        109_214,
+        commit,
+        {
+            "_step": 109_214,
+            "_runtime": 66_000.0,
+            "_timestamp": 1_757_972_405.0,
+            "num_devices": 704,
+            "num_hosts": 176,
+            "train/cross_entropy_loss": 1.184,
+            "grad/norm/total": 0.171,
+            "moe/drop_fraction": 0.0288,
+            "throughput/mfu": 21.4,
+        },
     )
 
 
@@ -199,3 +237,133 @@ ACCESS_DENIED = (
     "<Message>Access Denied</Message><RequestId>tx00000a1b2c3d4e5f60-0068a8f1c2-1d2e3f-us-east-02a"
     "</RequestId><HostId>1d2e3f-us-east-02a-default</HostId></Error>"
 )
+
+
+WANDB_DEMO_KEY = "demo-wandb-key-not-a-secret-0000000000"
+ISSUE_BODY = (
+    "## [Hero Run] 535B-A23B on 18T tokens\n\n"
+    "Launcher pinned at 12d8b6f09f96ad4f0277445765c1a00dbc81d5be, run "
+    "marin-community/marin_moe/hero-12d8b6f0-dee637.\n\n"
+    "### Job summary\n"
+    "- model: 535.3B total parameters, 22.76B active (excluding embedding and output head)\n"
+    "- batch_size 11,264 seqs (1024 x 11 racks), seq_len 4096, num_train_steps 390,139, "
+    "total_tokens 18.0T, 791 tokens per active parameter\n"
+    "- 176 tasks x 4 GB200 = 704 devices on 11 GB200 NVL72 racks\n"
+)
+
+
+def _storage_id(run_id: str) -> str:
+    import base64
+
+    return base64.b64encode(f"Run:v1:{run_id}:marin_moe:marin-community".encode()).decode()
+
+
+def server_fixtures(milestone: int, launcher_commit: str) -> Any:
+    """What the local server answers at a milestone: W&B, the Hub, the store, the tracker."""
+    from provenance.testing.fixtures import (
+        Fixtures,
+        HfCommit,
+        HfFile,
+        HfRepo,
+        Route,
+    )
+    from provenance.testing.fixtures import (
+        WandbRun as WireRun,
+    )
+
+    run = wandb_run(milestone, launcher_commit)
+    config = {key: entry["value"] for key, entry in run.config().items()}
+    wire = WireRun(
+        run.entity,
+        run.project,
+        run.run_id,
+        {
+            "id": _storage_id(run.run_id),
+            "name": run.run_id,
+            "displayName": run.run_id,
+            "state": run.state,
+            "group": "moe-hero-ep-scaling-ladder",
+            "jobType": None,
+            "commit": launcher_commit,
+            "tags": TAGS,
+            "createdAt": run.created_at,
+            "heartbeatAt": run.heartbeat_at,
+            "historyLineCount": run.last_step + 1,
+            "historyKeys": {"lastStep": run.last_step, "keys": {}},
+            "user": {"name": "ravwojdyla", "username": "ravwojdyla"},
+            "config": config,
+            "summaryMetrics": run.summary,
+            "systemMetrics": {},
+        },
+    )
+    token_counts = HfRepo(
+        "dataset",
+        "marin-community/token-counts",
+        {"main": TOKEN_COUNTS_COMMIT},
+        {
+            TOKEN_COUNTS_COMMIT: HfCommit(
+                TOKEN_COUNTS_COMMIT,
+                "2026-08-18T21:07:11.000Z",
+                [
+                    HfFile(".gitattributes", b"*.csv filter=lfs diff=lfs merge=lfs -text\n"),
+                    HfFile(
+                        "README.md", b"# token-counts\n\nTokens per source of the Harrier mix.\n"
+                    ),
+                    HfFile("data/token_counts.csv", TOKEN_COUNTS_CSV.encode(), lfs=True),
+                ],
+            )
+        },
+    )
+    s3 = [("x-amz-request-id", f"tx-demo-{milestone:04d}"), ("Server", "demo-object-store")]
+    if milestone == 1:
+        store_routes = [
+            Route(
+                "/marin/datakit/store_4d2e363d/.artifact.json",
+                status=403,
+                headers=[("Content-Type", "application/xml"), *s3],
+                body=ACCESS_DENIED.encode(),
+            ),
+            Route(
+                "/marin",
+                status=403,
+                headers=[("Content-Type", "application/xml"), *s3],
+                body=ACCESS_DENIED.encode(),
+            ),
+        ]
+    else:
+        record = json.dumps(ARTIFACT_RECORD, indent=2).encode()
+        listing = (
+            '<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>marin</Name>'
+            "<Prefix>datakit/store_4d2e363d/</Prefix><KeyCount>2</KeyCount>"
+            "<Contents><Key>datakit/store_4d2e363d/.artifact.json</Key>"
+            f"<Size>{len(record)}</Size></Contents>"
+            "<Contents><Key>datakit/store_4d2e363d/c00q0/part-00000.jsonl.zst</Key>"
+            "<Size>2147483648</Size></Contents></ListBucketResult>"
+        ).encode()
+        store_routes = [
+            Route(
+                "/marin/datakit/store_4d2e363d/.artifact.json",
+                headers=[("Content-Type", "application/json"), ("ETag", '"4d2e363d-1"'), *s3],
+                body=record,
+            ),
+            Route("/marin", headers=[("Content-Type", "application/xml"), *s3], body=listing),
+        ]
+    issue = {
+        "number": 8435,
+        "title": "[Hero Run] 535B-A23B on 18T tokens",
+        "state": "open",
+        "comments": 41 if milestone == 1 else 67,
+        "updated_at": "2026-08-23T18:02:11Z" if milestone == 1 else "2026-09-15T20:44:09Z",
+        "body": ISSUE_BODY,
+    }
+    tracker = Route(
+        "/repos/marin-community/marin/issues/8435",
+        headers=[("Content-Type", "application/json; charset=utf-8")],
+        body=json.dumps(issue, indent=2).encode(),
+    )
+    return Fixtures(
+        wandb_api_key=WANDB_DEMO_KEY,
+        wandb_runs=[wire],
+        hf_repos=[token_counts],
+        routes=[*store_routes, tracker],
+    )

@@ -82,3 +82,14 @@ def _validate_with_reference(subjects: list[Any], predicate_type: str) -> None:
         raise VerificationError(
             "the statement is not a valid in-toto Statement v1", cause=str(e)
         ) from e
+
+
+def wrap(subjects: list[dict[str, Any]], predicate_type: str, predicate: dict[str, Any]) -> bytes:
+    """Statement bytes for any predicate (diffs, notes) about the given subjects."""
+    statement = {
+        "_type": STATEMENT_TYPE,
+        "subject": subjects,
+        "predicateType": predicate_type,
+        "predicate": predicate,
+    }
+    return canonical.dumps(statement)

@@ -49,7 +49,17 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     )
 
 
-from provenance.cli import inspect, setup, snapshot, verify  # noqa: E402
+from provenance.cli import (  # noqa: E402
+    compare,
+    export,
+    inspect,
+    oci,
+    pack,
+    release,
+    setup,
+    snapshot,
+    verify,
+)
 
 for command in (
     setup.init,
@@ -59,6 +69,15 @@ for command in (
     inspect.show,
     inspect.log,
     inspect.fsck,
+    oci.push,
+    compare.diff,
+    compare.check,
+    compare.note,
+    compare.report,
+    pack.pack,
+    release.release_upload,
+    release.release_previous,
+    export.export_warc,
 ):
     cli.add_command(command)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, assert_never, get_args
 
@@ -67,6 +68,10 @@ def show(snapshot: str, store: Path | None, output_format: str) -> None:
         if capture.blobs:
             total = sum(b.size for b in capture.blobs)
             click.echo(f"  blobs: {len(capture.blobs)} ({total:,} bytes) in the store")
+    if snap.cross_checks:
+        click.echo("\ncross-checks:")
+        for key, check in sorted(snap.cross_checks.items()):
+            click.echo(f"  {key}: {check.result.upper()}: {check.detail}")
 
 
 def _summary(value: Any) -> str:
@@ -83,30 +88,29 @@ def _summary(value: Any) -> str:
 
 @click.command()
 @store_option
-@format_option
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(("text", "json", "markdown", "html")),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
 def log(store: Path | None, output_format: str) -> None:
-    """The timeline of snapshots in the store, oldest first."""
-    from provenance.store import Store
+    """The timeline of snapshots in the store, oldest first.
 
-    entries = Store(resolve_store_path(store)).require().snapshots()
-    fmt = Format(output_format)
-    if fmt is Format.JSON:
-        document = {
-            "schema": "https://prov.dev/log/v1",
-            "snapshots": [entry.model_dump(mode="json") for entry in entries],
-        }
-        click.echo(json.dumps(document, indent=2))
-    elif fmt is Format.TEXT:
-        if not entries:
-            click.echo("no snapshots yet")
-        for entry in entries:
-            click.echo(
-                f"{entry.created[:19]}Z  {entry.sha256[:12]}  {entry.label}  "
-                f"sources: {', '.join(entry.sources)}  signers: {len(entry.signers)}"
-                + (f"  FAILED: {', '.join(entry.failed)}" if entry.failed else "")
-            )
-    else:
-        assert_never(fmt)
+    Each snapshot shows what changed since the one before it (compared from the
+    attestations alone) and the change notes tied to it.
+    """
+    import sys
+
+    from provenance import render
+    from provenance.store import Store
+    from provenance.timeline import timeline
+
+    items = timeline(Store(resolve_store_path(store)).require())
+    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    click.echo(render.render_log(items, render.Format(output_format), colour=colour), nl=False)
 
 
 @click.command()

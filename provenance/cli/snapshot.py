@@ -22,6 +22,21 @@ PARTIAL_EXIT = 4
     help="Sign with this private key (repeat for several signers).",
 )
 @click.option(
+    "--sigstore",
+    "use_sigstore",
+    is_flag=True,
+    help="Sign keyless with Sigstore (ambient CI OIDC credential, else the browser flow).",
+)
+@click.option(
+    "--sigstore-staging", is_flag=True, help="With --sigstore: use Sigstore's staging instance."
+)
+@click.option(
+    "--timestamp",
+    "timestamp_url",
+    metavar="URL",
+    help="Also get an RFC 3161 token over the signature from this timestamp authority.",
+)
+@click.option(
     "--no-sign", is_flag=True, help="Write the statement unsigned (a dry run; verify rejects it)."
 )
 @store_option
@@ -40,6 +55,9 @@ def snapshot(
     config_path: Path,
     label: str | None,
     key_paths: tuple[Path, ...],
+    use_sigstore: bool,
+    sigstore_staging: bool,
+    timestamp_url: str | None,
     no_sign: bool,
     store: Path | None,
     output: Path | None,
@@ -54,28 +72,47 @@ def snapshot(
     sources failed (their failure is recorded as evidence), 1 for that with --strict.
     """
     from provenance import config as configuration
-    from provenance.attest import keys
-    from provenance.attest.signing import DsseAttester
+    from provenance.attest import keys, timestamp
+    from provenance.attest.signing import Attester, DsseAttester
     from provenance.errors import UsageError
     from provenance.snapshot import plan, take
     from provenance.store import Store
 
-    if no_sign and key_paths:
-        raise UsageError("--no-sign and --key exclude each other")
-    if not no_sign and not key_paths:
+    chosen = [bool(key_paths), use_sigstore, no_sign]
+    if sum(chosen) > 1:
+        raise UsageError("--key, --sigstore and --no-sign exclude each other")
+    if not any(chosen):
         raise UsageError(
-            "choose how to sign: --key keys/NAME.key (repeatable), or --no-sign for a dry run",
+            "choose how to sign: --key keys/NAME.key (repeatable), --sigstore (keyless), "
+            "or --no-sign for a dry run",
             hint="`prov keygen NAME` makes a key pair",
         )
+    if timestamp_url and no_sign:
+        raise UsageError("--timestamp needs a signature to timestamp: drop --no-sign")
+    if sigstore_staging and not use_sigstore:
+        raise UsageError("--sigstore-staging goes with --sigstore")
     config = configuration.load(config_path)
     plan(config)  # reject a bad prov.toml before asking for keys
     signers = [keys.load_signer(path) for path in key_paths]
+    attester: Attester
+    if use_sigstore:
+        from provenance.attest.sigstore import KeylessSigner, SigstoreAttester
+
+        def stamp(signature: bytes) -> bytes:
+            assert timestamp_url is not None
+            return timestamp.request(timestamp_url, signature)
+
+        attester = SigstoreAttester(
+            KeylessSigner(staging=sigstore_staging), timestamper=stamp if timestamp_url else None
+        )
+    else:
+        attester = DsseAttester(signers)
     target_store = Store(resolve_store_path(store, config.store_path))
     click.echo(f"collecting {len(config.sources)} source(s)...", err=True)
     result = take(
         config,
         target_store,
-        DsseAttester(signers),
+        attester,
         label=label,
         output=output,
         progress=lambda line: click.echo(line, err=True),
@@ -83,8 +120,13 @@ def snapshot(
     snap = result.snapshot
     click.echo(f"snapshot {snap.label}  sha256:{snap.sha256().hex}")
     click.echo(f"  attestation: {result.attestation}")
+    if timestamp_url and not use_sigstore:
+        click.echo(f"  timestamp: {timestamp.stamp_dsse(result.attestation, timestamp_url)}")
+    elif timestamp_url:
+        click.echo("  timestamp: in the bundle's timestampVerificationData")
     click.echo(f"  store: {target_store.root}")
-    click.echo(f"  signed by: {', '.join(s.keyid[:16] for s in signers) or '(unsigned)'}")
+    signed_by = attester.signer_ids() if use_sigstore else [s.keyid[:16] for s in signers]
+    click.echo(f"  signed by: {', '.join(signed_by) or '(unsigned)'}")
     for capture in snap.captures:
         mark = (
             "ok"
@@ -92,6 +134,9 @@ def snapshot(
             else f"FAILED: {capture.error.message if capture.error else ''}"
         )
         click.echo(f"  {capture.source} [{capture.kind}] {capture.digest[:19]}... {mark}")
+    for key, check in sorted(snap.cross_checks.items()):
+        if check.result == "mismatch":
+            click.echo(f"warning: cross-check {key}: {check.detail}", err=True)
     if result.partial:
         click.echo(
             f"warning: {len(result.failed)} source(s) failed and were recorded as such: "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,6 +24,11 @@ from provenance.store import Store
 
 REGISTRY: dict[str, str] = {
     "git": "provenance.collectors.git:GitCollector",
+    "oci": "provenance.collectors.oci:OciCollector",
+    "listing": "provenance.collectors.listing:ListingCollector",
+    "wandb": "provenance.collectors.wandb:WandbCollector",
+    "huggingface": "provenance.collectors.huggingface:HuggingFaceCollector",
+    "http": "provenance.collectors.http:HttpCollector",
 }
 
 
@@ -37,6 +42,7 @@ class SourceOptions(BaseModel):
     timeout: float | None = Field(
         default=None, gt=0, allow_inf_nan=False, description="seconds; overrides [defaults]"
     )
+    retries: int | None = Field(default=None, ge=0, le=20, description="overrides [defaults]")
     volatile: list[str] = Field(default_factory=list, description="extra volatile paths for diff")
 
 
@@ -49,6 +55,8 @@ class CollectContext:
     timeout: float = 30.0
     retries: int = 3
     env: Mapping[str, str] = field(default_factory=dict)
+    backoff: float = 0.5
+    progress: Callable[[str], None] | None = None
 
 
 class Collector(ABC):
@@ -62,6 +70,10 @@ class Collector(ABC):
     @property
     def timeout(self) -> float:
         return self.options.timeout or self.context.timeout
+
+    @property
+    def retries(self) -> int:
+        return self.context.retries if self.options.retries is None else self.options.retries
 
     @abstractmethod
     def collect(self) -> Capture:
@@ -97,6 +109,8 @@ def validate_source(spec: SourceSpec) -> tuple[type[Collector], SourceOptions]:
                 "unknown key", key=key, hint=f"a {spec.kind} source takes: {allowed}"
             ) from e
         message = "required field is missing" if error["type"] == "missing" else error["msg"]
+        if error["type"] == "value_error":  # our validators' own words, without pydantic's prefix
+            message = str(error["ctx"]["error"])
         raise spec.error(message, key=key) from e
     except ConfigError:
         raise
@@ -110,7 +124,10 @@ class Recorder:
         self.source = collector.options.name
         self.kind = collector.kind
         self.store = collector.context.store
-        self.request = request
+        # Diff reads snapshots, never prov.toml: a source's extra volatile paths travel with
+        # the capture so that any auditor's `prov diff` applies them.
+        volatile = list(collector.options.volatile)
+        self.request = {**request, "volatile": volatile} if volatile else request
         self.started = utc_now()
         self.blobs: list[BlobRef] = []
         self.attempts: list[dict[str, Any]] = []

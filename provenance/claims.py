@@ -1,0 +1,479 @@
+"""Claims: published numbers checked against a snapshot (design.md, "Claims").
+
+A claims file lists what someone published and how to derive it from the evidence::
+
+    [[claims]]
+    name = "total training tokens"
+    claimed = "18.75T"                 # a number, or text with K / M / B / G / T / P or %
+    source = "announcement, 2026-08-21"
+    derived = '''captures['hero-run'].config.trainer.train_batch_size * 4096
+                 * captures['hero-run'].config.trainer.num_train_steps'''
+    tolerance = 0.005                  # relative (0.005 = 0.5%), or a string such as "0.1%"
+    # abs_tolerance = 100              # absolute, in the claim's unit
+
+Expressions are evaluated by ``_internal.safe_eval`` (never ``eval``) over two names:
+
+* ``captures[NAME]``: a capture by source name. ``captures[NAME].X`` reads ``X`` from the
+  capture's data (``.config.trainer.num_train_steps`` for W&B, ``.status`` for an HTTP status);
+  when the data has no ``X``, the capture's own fields answer (``.kind``, ``.started``,
+  ``.establishes``...). ``.data`` and ``.envelope`` name either side explicitly, so
+  ``captures['store'].envelope.status`` is ``"ok"`` while ``captures['store'].status`` is ``403``.
+  ``.documents['path/in/repo.json']`` parses a stored file (JSON, YAML or TOML; other files as
+  text) when its blob is in the store or pack.
+* ``snapshot``: ``label``, ``created`` and ``sha256`` of the snapshot.
+
+Every expression in a file is compiled and checked before any is evaluated, so one refused
+expression means nothing runs. Numbers stay exact: the published value is read as a decimal
+(``"535.3B"`` is exactly 535,300,000,000), integer arithmetic is exact and the gap is computed on
+exact fractions. A claim passes when ``|derived - claimed| <= max(abs_tolerance,
+tolerance x |claimed|)``; text and booleans must be equal.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pydantic import Field, JsonValue
+
+from provenance._internal import documents
+from provenance._internal.safe_eval import (
+    Compiled,
+    EvaluationError,
+    Evaluator,
+    UnsafeExpression,
+    View,
+    compile_expression,
+)
+from provenance.diff import NoteRef, SnapshotRef
+from provenance.errors import ClaimsError
+from provenance.evidence import BlobSource, Evidence
+from provenance.model import Capture, WireModel
+
+SCHEMA: Final = "https://prov.dev/claims-report/v1"
+NAMES = ("captures", "snapshot", "cross_checks")
+ENVELOPE_FIELDS = (
+    "source",
+    "kind",
+    "tool_version",
+    "started",
+    "ended",
+    "request",
+    "status",
+    "establishes",
+    "error",
+    "blobs",
+    "attempts",
+    "digest",
+)
+_KEYS = {"name", "claimed", "derived", "source", "tolerance", "abs_tolerance"}
+_SUFFIX = {"K": 10**3, "k": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12, "P": 10**15}
+_QUANTITY = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([KkMBGTP%]?)$")
+
+Claimed = int | Fraction | float | str | bool
+
+
+# -- reading a claims file ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Claim:
+    name: str
+    claimed: Claimed
+    claimed_text: str
+    expression: Compiled
+    source: str | None
+    tolerance: Fraction
+    abs_tolerance: Fraction
+    line: int
+
+
+@dataclass(frozen=True)
+class ClaimsFile:
+    path: Path
+    claims: tuple[Claim, ...]
+
+
+def parse_quantity(value: Any) -> tuple[Claimed, str]:
+    """A published value, exactly: ``"18.75T"`` -> 18750000000000, ``"3.97%"`` -> 397/10000."""
+    if isinstance(value, bool):
+        return value, "true" if value else "false"
+    if isinstance(value, int):
+        return value, f"{value:,}"
+    if isinstance(value, float):
+        exact = Fraction(Decimal(repr(value)))
+        return _whole(exact), repr(value)
+    if not isinstance(value, str):
+        raise ValueError("must be a number, a string or a boolean")
+    text = value.strip()
+    match = _QUANTITY.match(text.replace(",", "").replace("_", "").replace(" ", ""))
+    if match is None:
+        return value, value
+    try:
+        number = Fraction(Decimal(match.group(1)))
+    except InvalidOperation:
+        return value, value
+    suffix = match.group(2)
+    if suffix == "%":
+        number /= 100
+    elif suffix:
+        number *= _SUFFIX[suffix]
+    return _whole(number), value
+
+
+def _whole(value: Fraction) -> int | Fraction:
+    return value.numerator if value.denominator == 1 else value
+
+
+def _tolerance(value: Any, key: str) -> Fraction:
+    if value is None:
+        return Fraction(0)
+    if isinstance(value, bool):
+        raise ValueError(f"{key} must be a number")
+    parsed, _ = parse_quantity(value)
+    if isinstance(parsed, (str, bool, float)):
+        raise ValueError(f"{key} must be a number or a percentage such as '0.1%'")
+    if parsed < 0:
+        raise ValueError(f"{key} must not be negative")
+    return Fraction(parsed)
+
+
+def _claim_lines(text: str) -> list[tuple[int, dict[str, int]]]:
+    """Where each ``[[claims]]`` table and its keys were written (tomllib keeps no positions)."""
+    tables: list[tuple[int, dict[str, int]]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if re.match(r"^\[\[\s*claims\s*\]\]", stripped):
+            tables.append((number, {}))
+        elif tables and (key := re.match(r'^"?([A-Za-z0-9_-]+)"?\s*=', stripped)):
+            tables[-1][1].setdefault(key.group(1), number)
+    return tables
+
+
+@dataclass(frozen=True)
+class _Failer:
+    """Makes errors that name the file, the line and the claim."""
+
+    path: Path
+    index: int
+    table: dict[str, Any]
+    header: int
+    key_lines: dict[str, int]
+
+    def __call__(
+        self, message: str, key: str | None = None, hint: str | None = None
+    ) -> ClaimsError:
+        line = self.key_lines.get(key, self.header) if key else self.header
+        name = self.table.get("name")
+        shown = name if isinstance(name, str) else f"#{self.index + 1}"
+        return ClaimsError(f"{self.path}:{line}: claim {shown!r}: {message}", hint=hint)
+
+
+def load(path: Path) -> ClaimsFile:
+    """Read and check a claims file; every expression is compiled (none is evaluated)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as e:
+        raise ClaimsError(f"no claims file at {path}", hint="pass --claims PATH") from e
+    except (OSError, UnicodeDecodeError) as e:
+        raise ClaimsError(f"cannot read {path}", cause=str(e)) from e
+    return parse(text, path)
+
+
+def parse(text: str, path: Path) -> ClaimsFile:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ClaimsError(f"{path}: not valid TOML: {e}", hint="fix the syntax at that line") from e
+    unknown = set(raw) - {"claims"}
+    if unknown:
+        raise ClaimsError(
+            f"{path}: unknown top-level key(s): {', '.join(sorted(unknown))}",
+            hint="a claims file holds [[claims]] tables only",
+        )
+    tables = raw.get("claims", [])
+    if not isinstance(tables, list) or not tables:
+        raise ClaimsError(f"{path}: no [[claims]] tables", hint="see `prov check --help`")
+    lines = _claim_lines(text)
+    claims: list[Claim] = []
+    seen: set[str] = set()
+    for index, table in enumerate(tables):
+        header, key_lines = lines[index] if index < len(lines) else (1, {})
+        fail = _Failer(path, index, table, header, key_lines)
+        extra = set(table) - _KEYS
+        if extra:
+            key = sorted(extra)[0]
+            raise fail(
+                f"unknown key {key!r}", key, hint=f"a claim takes: {', '.join(sorted(_KEYS))}"
+            )
+        for key in ("name", "claimed", "derived"):
+            if key not in table:
+                raise fail(f"{key!r} is required")
+        name = table["name"]
+        if not isinstance(name, str) or not name.strip():
+            raise fail("'name' must be a non-empty string", "name")
+        if name in seen:
+            raise fail("duplicate claim name", "name", hint="give every claim a unique name")
+        seen.add(name)
+        if not isinstance(table["derived"], str):
+            raise fail("'derived' must be a string holding an expression", "derived")
+        source = table.get("source")
+        if source is not None and not isinstance(source, str):
+            raise fail("'source' must be a string", "source")
+        try:
+            claimed, claimed_text = parse_quantity(table["claimed"])
+        except ValueError as e:
+            raise fail(f"'claimed' {e}", "claimed") from e
+        try:
+            tolerance = _tolerance(table.get("tolerance"), "tolerance")
+            abs_tolerance = _tolerance(table.get("abs_tolerance"), "abs_tolerance")
+        except ValueError as e:
+            key = "tolerance" if "tolerance" in str(e) and "abs_" not in str(e) else "abs_tolerance"
+            raise fail(str(e), key) from e
+        try:
+            compiled = compile_expression(table["derived"], NAMES)
+        except UnsafeExpression as e:
+            raise fail(
+                f"expression refused: {e}",
+                "derived",
+                hint="expressions may use paths, arithmetic, comparisons and "
+                "min / max / sum / abs / len / round; nothing was evaluated",
+            ) from e
+        claims.append(
+            Claim(
+                name=name,
+                claimed=claimed,
+                claimed_text=claimed_text,
+                expression=compiled,
+                source=source,
+                tolerance=tolerance,
+                abs_tolerance=abs_tolerance,
+                line=header,
+            )
+        )
+    return ClaimsFile(path, tuple(claims))
+
+
+# -- the snapshot as expressions see it ------------------------------------------------------
+
+
+class DocumentsView(View):
+    """``captures[NAME].documents[PATH]``: a stored file of a capture, parsed."""
+
+    def __init__(self, capture: Capture, blobs: BlobSource) -> None:
+        self.capture = capture
+        self.blobs = blobs
+
+    def lookup(self, key: str | int, where: str) -> Any:
+        blob = next((b for b in self.capture.blobs if b.name == key), None)
+        if blob is None:
+            names = ", ".join(b.name for b in self.capture.blobs[:10])
+            raise EvaluationError(
+                f"{where} has no stored file {key!r}"
+                + (f" (it has: {names}, ...)" if names else "")
+            )
+        data = self.blobs.get(blob.digest)
+        if data is None:
+            raise EvaluationError(
+                f"{where}[{key!r}]: the blob {blob.digest} is not in the store or pack"
+            )
+        fmt = documents.format_of(blob.name, blob.media_type)
+        if fmt is None:
+            text = documents.as_text(data)
+            if text is None:
+                raise EvaluationError(f"{where}[{key!r}] is binary or too large to read")
+            return text
+        try:
+            return documents.parse(data, fmt)
+        except documents.DocumentParseError as e:
+            raise EvaluationError(f"{where}[{key!r}] is not valid {fmt}: {e}") from e
+
+
+class CaptureView(View):
+    def __init__(self, capture: Capture, blobs: BlobSource) -> None:
+        self.capture = capture
+        self.blobs = blobs
+        self.envelope = capture.model_dump(mode="json")
+
+    def lookup(self, key: str | int, where: str) -> Any:
+        data = self.capture.data
+        if isinstance(key, str):
+            if key in data:
+                return data[key]
+            if key == "data":
+                return data
+            if key == "envelope":
+                return self.envelope
+            if key == "documents":
+                return DocumentsView(self.capture, self.blobs)
+            if key in ENVELOPE_FIELDS:
+                return self.envelope[key]
+        fields = ", ".join(list(data)[:20]) or "none"
+        failed = ""
+        if self.capture.status == "failed" and self.capture.error:
+            failed = (
+                f"; the capture failed ({self.capture.error.type}: {self.capture.error.message})"
+            )
+        raise EvaluationError(
+            f"{where} has no field {key!r} (data fields: {fields}; also data, envelope, documents"
+            f"{', ' + ', '.join(ENVELOPE_FIELDS)}){failed}"
+        )
+
+
+class CapturesView(View):
+    def __init__(self, evidence: Evidence) -> None:
+        self.evidence = evidence
+        self.by_source = {c.source: c for c in evidence.snapshot.captures}
+
+    def lookup(self, key: str | int, where: str) -> Any:
+        capture = self.by_source.get(key) if isinstance(key, str) else None
+        if capture is None:
+            names = ", ".join(sorted(self.by_source)) or "none"
+            raise EvaluationError(
+                f"{where}[{key!r}]: snapshot {self.evidence.snapshot.label!r} has no capture "
+                f"of that source (it has: {names})"
+            )
+        return CaptureView(capture, self.evidence.blobs)
+
+
+def names_for(evidence: Evidence) -> dict[str, Any]:
+    snapshot = evidence.snapshot
+    return {
+        "captures": CapturesView(evidence),
+        "snapshot": {
+            "label": snapshot.label,
+            "created": snapshot.created,
+            "sha256": snapshot.sha256().hex,
+        },
+        # Comparisons between captures made at snapshot time, e.g.
+        # cross_checks['trainer-image/revision'].matches (an image label against a git commit).
+        "cross_checks": {
+            key: check.model_dump(mode="json") for key, check in snapshot.cross_checks.items()
+        },
+    }
+
+
+# -- checking -------------------------------------------------------------------------------------
+
+
+class ClaimResult(WireModel):
+    name: str
+    source: str | None = None
+    expression: str
+    claimed: JsonValue = Field(description="the published value, exact when it is a whole number")
+    claimed_text: str = Field(description="the published value as written")
+    derived: JsonValue = None
+    gap: int | float | None = Field(default=None, description="derived - claimed")
+    relative_gap: float | None = Field(default=None, description="(derived - claimed) / claimed")
+    tolerance: float = Field(description="relative tolerance (0.001 = 0.1%)")
+    abs_tolerance: int | float = 0
+    status: Literal["pass", "fail", "error"]
+    error: str | None = None
+    superseded_by: list[str] = Field(
+        default_factory=list, description="notes that say this claim no longer holds"
+    )
+
+
+class ClaimsReport(WireModel):
+    schema_: Literal["https://prov.dev/claims-report/v1"] = Field(default=SCHEMA, alias="schema")
+    snapshot: SnapshotRef
+    claims_file: str
+    passed: int
+    failed: int
+    errors: int
+    results: tuple[ClaimResult, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, Fraction):
+        return value.numerator if value.denominator == 1 else float(value)
+    if isinstance(value, list):
+        return [_json(v) for v in value]
+    if isinstance(value, View):
+        return "<capture>" if isinstance(value, CaptureView) else "<documents>"
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, Fraction)) and not isinstance(value, bool)
+
+
+def check_claim(claim: Claim, evaluator: Evaluator, notes: Sequence[NoteRef] = ()) -> ClaimResult:
+    superseded = [
+        f"note {note.id[:12]} on {note.snapshot} ({note.created[:10]}): {note.text}"
+        for note in notes
+        if claim.name in note.supersedes
+    ]
+    base: dict[str, Any] = {
+        "name": claim.name,
+        "source": claim.source,
+        "expression": claim.expression.text,
+        "claimed": _json(claim.claimed),
+        "claimed_text": claim.claimed_text,
+        "tolerance": float(claim.tolerance),
+        "abs_tolerance": _json(claim.abs_tolerance),
+        "superseded_by": superseded,
+    }
+    try:
+        derived = evaluator.run(claim.expression)
+    except EvaluationError as e:
+        return ClaimResult(**base, status="error", error=str(e))
+    if isinstance(derived, (View, dict, list)) or derived is None:
+        return ClaimResult(
+            **base,
+            derived=_json(derived) if not isinstance(derived, View) else None,
+            status="error",
+            error=f"the expression gives {_describe(derived)}, not a value to compare",
+        )
+    if _is_number(claim.claimed) and _is_number(derived):
+        claimed = Fraction(claim.claimed)
+        gap = Fraction(derived) - claimed
+        allowed = max(claim.abs_tolerance, claim.tolerance * abs(claimed))
+        return ClaimResult(
+            **base,
+            derived=_json(derived),
+            gap=_json(gap),
+            relative_gap=float(gap / claimed) if claimed else None,
+            status="pass" if abs(gap) <= allowed else "fail",
+        )
+    same = type(derived) is type(claim.claimed) and derived == claim.claimed
+    return ClaimResult(**base, derived=_json(derived), status="pass" if same else "fail")
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return f"a map of {len(value)} field(s)"
+    if isinstance(value, list):
+        return f"a list of {len(value)} item(s)"
+    return "a capture" if isinstance(value, CaptureView) else "a set of documents"
+
+
+def check(claims: ClaimsFile, evidence: Evidence, notes: Sequence[NoteRef] = ()) -> ClaimsReport:
+    """Evaluate every claim against one snapshot."""
+    evaluator = Evaluator(names_for(evidence))
+    results = tuple(check_claim(claim, evaluator, notes) for claim in claims.claims)
+    snapshot = evidence.snapshot
+    return ClaimsReport(
+        snapshot=SnapshotRef(
+            label=snapshot.label,
+            sha256=snapshot.sha256().hex,
+            created=snapshot.created,
+            origin=evidence.origin,
+        ),
+        claims_file=str(claims.path),
+        passed=sum(1 for r in results if r.status == "pass"),
+        failed=sum(1 for r in results if r.status == "fail"),
+        errors=sum(1 for r in results if r.status == "error"),
+        results=results,
+    )

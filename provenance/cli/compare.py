@@ -1,0 +1,303 @@
+"""``prov diff``, ``prov check`` and ``prov note``: the auditor's side."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from provenance.cli._options import resolve_store_path, store_option
+
+if TYPE_CHECKING:
+    from provenance.diff import Diff
+    from provenance.store import Store
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = ("text", "json", "markdown", "html")
+"""The values of ``provenance.render.Format`` (kept literal so ``prov --help`` imports nothing)."""
+
+
+def _format_option(function: F) -> F:
+    return click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(FORMATS),
+        default="text",
+        show_default=True,
+        help="Output format.",
+    )(function)
+
+
+def _colour_option(function: F) -> F:
+    return click.option(
+        "--color/--no-color",
+        "colour",
+        default=None,
+        help="Colour the text output [default: when stdout is a terminal and NO_COLOR is unset].",
+    )(function)
+
+
+def _use_colour(explicit: bool | None) -> bool:
+    if explicit is not None:
+        return explicit
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _store(explicit: Path | None) -> Store | None:
+    from provenance.store import Store
+
+    store = Store(resolve_store_path(explicit))
+    return store if store.exists() else None
+
+
+@click.command()
+@click.argument("a")
+@click.argument("b")
+@store_option
+@_format_option
+@_colour_option
+@click.option(
+    "--key",
+    "key_paths",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also sign the diff with this private key (repeatable): writes an in-toto statement.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Where the signed diff goes [default: diff-A-B.intoto.jsonl].",
+)
+@click.pass_context
+def diff(
+    ctx: click.Context,
+    a: str,
+    b: str,
+    store: Path | None,
+    output_format: str,
+    colour: bool | None,
+    key_paths: tuple[Path, ...],
+    output: Path | None,
+) -> None:
+    """Show what changed between two snapshots. Exit 0 when equal, 1 when they differ.
+
+    A and B are attestation files, or labels / sha256 prefixes of snapshots in the
+    store. File contents (unified diffs, JSON / YAML / TOML documents) are compared
+    when their blobs are in the store. Volatile fields (timestamps, heartbeats, step
+    counters, request ids) are listed apart and do not count as differences.
+    """
+    from provenance import notes, render
+    from provenance.diff import compare
+    from provenance.errors import UsageError
+    from provenance.evidence import open_evidence
+
+    if output is not None and not key_paths:
+        raise UsageError("-o names the signed diff: pass --key too")
+    target_store = _store(store)
+    left, right = open_evidence(a, target_store), open_evidence(b, target_store)
+    result = compare(left, right, notes.spanning(target_store, left.snapshot, right.snapshot))
+    if key_paths:
+        _sign_diff(result, key_paths, output)
+    fmt = render.Format(output_format)
+    use = _use_colour(colour)
+    # click strips ANSI codes off a non-terminal unless told the colour was asked for
+    click.echo(render.render_diff(result, fmt, colour=use), nl=False, color=use)
+    ctx.exit(0 if result.equal else 1)
+
+
+def _sign_diff(result: Diff, key_paths: tuple[Path, ...], output: Path | None) -> None:
+    from provenance._internal.files import atomic_write
+    from provenance.attest import keys
+    from provenance.attest.signing import DsseAttester
+    from provenance.diff import statement
+    from provenance.errors import StoreError, UsageError
+
+    signers = [keys.load_signer(path) for path in key_paths]
+    target = output or Path(f"diff-{result.a.label}-{result.b.label}.intoto.jsonl")
+    document = DsseAttester(signers).attest(statement(result))
+    try:
+        written = atomic_write(target, document)
+    except OSError as e:
+        raise StoreError(f"cannot write the signed diff {target}", cause=str(e)) from e
+    if not written:
+        raise UsageError(f"{target} already exists", hint="choose another path with -o")
+    click.echo(f"wrote the signed diff to {target}", err=True)
+
+
+@click.command()
+@click.option(
+    "--claims",
+    "claims_path",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The claims file (TOML, [[claims]] tables).",
+)
+@click.argument("snapshot")
+@store_option
+@_format_option
+@_colour_option
+@click.pass_context
+def check(
+    ctx: click.Context,
+    claims_path: Path,
+    snapshot: str,
+    store: Path | None,
+    output_format: str,
+    colour: bool | None,
+) -> None:
+    """Check published numbers against a snapshot.
+
+    \b
+    Each claim names the published value, its source, an expression deriving
+    the value from the snapshot and a tolerance:
+      [[claims]]
+      name = "total training tokens"
+      claimed = "18.75T"
+      source = "announcement, 2026-08-21"
+      derived = '''captures['hero-run'].config.trainer.num_train_steps
+                   * captures['hero-run'].config.trainer.train_batch_size * 4096'''
+      tolerance = 0.005        # relative; or "0.5%"; abs_tolerance = N for absolute
+
+    Exit 0 when every claim holds, 1 when one fails, 2 when one cannot be
+    evaluated (a missing field, a refused expression: nothing is evaluated then).
+    """
+    from provenance import claims as claims_module
+    from provenance import notes, render
+    from provenance.errors import ClaimsError
+    from provenance.evidence import open_evidence
+
+    claims_file = claims_module.load(claims_path)  # refuses unsafe expressions before any runs
+    target_store = _store(store)
+    evidence = open_evidence(snapshot, target_store)
+    report = claims_module.check(
+        claims_file, evidence, notes.up_to(target_store, evidence.snapshot)
+    )
+    fmt = render.Format(output_format)
+    use = _use_colour(colour)
+    click.echo(render.render_claims(report, fmt, colour=use), nl=False, color=use)
+    if report.errors:
+        error = ClaimsError(
+            f"{report.errors} claim(s) could not be evaluated",
+            hint="fix the expressions named above (`prov show SNAPSHOT` lists the fields)",
+        )
+        click.echo(error.diagnostics(), err=True)
+        ctx.exit(error.exit_code)
+    ctx.exit(1 if report.failed else 0)
+
+
+@click.command()
+@click.argument("snapshot")
+@click.option("--text", required=True, help="What changed, why, and what no longer holds.")
+@click.option(
+    "--supersedes",
+    multiple=True,
+    metavar="CLAIM",
+    help="A claim (by name) or earlier note (by id) that no longer holds (repeatable).",
+)
+@click.option(
+    "--key",
+    "key_paths",
+    multiple=True,
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Sign with this private key (repeat for several signers).",
+)
+@store_option
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also write the signed note to this file.",
+)
+def note(
+    snapshot: str,
+    text: str,
+    supersedes: tuple[str, ...],
+    key_paths: tuple[Path, ...],
+    store: Path | None,
+    output: Path | None,
+) -> None:
+    """Record a signed, timestamped change note about a snapshot.
+
+    The note is its own signed statement kept in the store; the snapshot's
+    attestation is never altered. Notes show in `prov log` and in diffs that span
+    them.
+    """
+    from provenance import notes
+    from provenance.attest import keys
+    from provenance.attest.signing import DsseAttester
+    from provenance.resolve import load
+    from provenance.store import Store
+
+    target_store = Store(resolve_store_path(store))
+    loaded = load(snapshot, target_store if target_store.exists() else None)
+    signers = [keys.load_signer(path) for path in key_paths]
+    entry = notes.record(
+        target_store,
+        loaded.snapshot,
+        text,
+        DsseAttester(signers),
+        supersedes=supersedes,
+        output=output,
+    )
+    click.echo(f"note {entry.id[:12]} on {entry.note.snapshot.label} ({entry.note.created})")
+    click.echo(f"  stored as {entry.attestation} in {target_store.root}")
+    if entry.path:
+        click.echo(f"  written to {entry.path}")
+
+
+@click.command()
+@click.argument("a")
+@click.argument("b")
+@click.option(
+    "--claims",
+    "claims_path",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The claims file, checked against B.",
+)
+@store_option
+@_format_option
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the report here [default: stdout].",
+)
+def report(
+    a: str,
+    b: str,
+    claims_path: Path,
+    store: Path | None,
+    output_format: str,
+    output: Path | None,
+) -> None:
+    """One page for a milestone: claims against B, and what changed since A.
+
+    Meant for release notes (--format markdown) and auditors (--format html, a
+    self-contained page). The verdicts are `prov check` and `prov diff`'s: this
+    command writes the page and exits 0.
+    """
+    from provenance import claims as claims_module
+    from provenance import notes, render
+    from provenance._internal.files import atomic_write
+    from provenance.diff import compare
+    from provenance.evidence import open_evidence
+
+    claims_file = claims_module.load(claims_path)
+    target_store = _store(store)
+    left, right = open_evidence(a, target_store), open_evidence(b, target_store)
+    result = compare(left, right, notes.spanning(target_store, left.snapshot, right.snapshot))
+    checked = claims_module.check(claims_file, right, notes.up_to(target_store, right.snapshot))
+    page = render.render_report(result, checked, render.Format(output_format))
+    if output is None:
+        click.echo(page, nl=False)
+        return
+    atomic_write(output, page.encode(), overwrite=True)
+    click.echo(f"wrote {output}", err=True)

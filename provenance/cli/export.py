@@ -1,0 +1,38 @@
+"""``prov export-warc``: a snapshot's http captures as a WARC file for web-archive tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from provenance.cli._options import resolve_store_path, store_option
+
+
+@click.command("export-warc")
+@click.argument("snapshot")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="WARC file to write (gzipped per record when it ends in .gz).",
+)
+@store_option
+def export_warc(snapshot: str, output: Path, store: Path | None) -> None:
+    """Write the http captures of SNAPSHOT (a label, an id or an attestation) as WARC.
+
+    Each exchange becomes a request and a response record with the body bytes from the
+    store, plus a metadata record with the capture (failed captures included).
+    """
+    from provenance.resolve import load
+    from provenance.store import Store
+    from provenance.warc import export
+
+    blob_store = Store(resolve_store_path(store)).require()
+    loaded = load(snapshot, blob_store)
+    summary = export(loaded.snapshot, blob_store, output)
+    click.echo(
+        f"wrote {summary.path}: {summary.records} WARC records, {summary.responses} response(s) "
+        f"from {summary.captures} http capture(s) of {loaded.snapshot.label}"
+    )

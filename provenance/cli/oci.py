@@ -1,0 +1,201 @@
+"""``prov push`` (attach an attestation to an image) and the image branch of ``prov verify``."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, assert_never
+
+import click
+
+from provenance.cli._options import Format
+
+if TYPE_CHECKING:
+    from provenance.attest.dsse import Verifier
+    from provenance.model import Snapshot
+    from provenance.store import Store
+
+PLAIN_HTTP_HELP = "Talk plain http to a registry on 127.0.0.1 / localhost."
+
+
+def plain_http_option(function: Any) -> Any:
+    return click.option("--plain-http", is_flag=True, help=PLAIN_HTTP_HELP)(function)
+
+
+@click.command()
+@click.argument("attestation", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("image", metavar="oci://REGISTRY/REPOSITORY:TAG")
+@plain_http_option
+def push(attestation: Path, image: str, plain_http: bool) -> None:
+    """Attach an attestation to a container image.
+
+    The attestation becomes an OCI 1.1 referrer of the image (artifactType
+    application/vnd.in-toto+json). Registries without the referrers API get the
+    sha256-<digest> tag scheme instead. Credentials come from ~/.docker/config.json.
+    """
+    from provenance.errors import UsageError
+    from provenance.model import utc_now
+    from provenance.oci import connect
+    from provenance.oci.attach import push_attestation
+    from provenance.oci.reference import parse
+
+    reference = parse(image)
+    try:
+        data = attestation.read_bytes()
+    except OSError as e:
+        raise UsageError(f"cannot read {attestation}", cause=str(e)) from e
+    first = data.strip().split(b"\n", 1)[0]
+    try:
+        json.loads(first)
+    except ValueError as e:
+        raise UsageError(
+            f"{attestation} is not an attestation file (its first line is not JSON)",
+            hint="push the *.intoto.jsonl or *.sigstore.json file that `prov snapshot` wrote",
+        ) from e
+    with connect(reference, os.environ, plain_http=plain_http) as client:
+        result = push_attestation(client, reference, data, attestation.name, utc_now())
+    how = (
+        "listed by the registry's referrers API"
+        if result.method == "referrers-api"
+        else f"listed in the referrers tag {result.tag} (the registry has no referrers API)"
+    )
+    click.echo(f"attached {attestation.name} to {reference}")
+    click.echo(f"  image:       {result.subject}")
+    click.echo(f"  attestation: {result.manifest}, {how}")
+
+
+def verify_image(
+    ctx: click.Context,
+    image: str,
+    trusted: Sequence[Verifier],
+    *,
+    threshold: int,
+    store: Store | None,
+    output_format: str,
+    plain_http: bool,
+) -> None:
+    """Find the attestations attached to an image, fetch them, verify each. Exit 0 if all hold."""
+    from provenance.errors import ProvError, VerificationError
+    from provenance.oci import connect
+    from provenance.oci.attach import fetch_attestations
+    from provenance.oci.reference import parse
+    from provenance.verify import Report, verify
+
+    reference = parse(image)
+    with connect(reference, os.environ, plain_http=plain_http) as client:
+        found = fetch_attestations(client, reference)
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="prov-oci-") as temp:
+        for number, attached in enumerate(found.attestations, start=1):
+            entry: dict[str, Any] = {
+                "manifest": attached.manifest,
+                "filename": attached.filename,
+                "verified": False,
+                "error": attached.error,
+                "report": None,
+                "captures_image": [],
+            }
+            results.append(entry)
+            if attached.data is None:
+                continue
+            path = Path(temp) / f"{number:03d}-{_safe_name(attached.filename)}"
+            path.write_bytes(attached.data)
+            try:
+                report: Report = verify(path, trusted, threshold=threshold, store=store)
+                entry["verified"] = True
+            except VerificationError as e:
+                if not isinstance(e.report, Report):
+                    entry["error"] = e.message
+                    continue
+                report = e.report
+                entry["error"] = e.message
+            except ProvError as e:
+                entry["error"] = e.message
+                continue
+            report.path = f"oci://{reference.registry}/{reference.repository}@{attached.manifest}"
+            entry["report"] = report
+            if report.snapshot is not None:
+                entry["captures_image"] = _captures_of(report.snapshot, found.subject)
+    verified = bool(results) and all(r["verified"] for r in results)
+    fmt = Format(output_format)
+    if fmt is Format.JSON:
+        document = {
+            "schema": "https://prov.dev/verify-oci-report/v1",
+            "image": str(reference),
+            "subject": found.subject,
+            "found_through": found.method,
+            "verified": verified,
+            "attestations": [
+                {**r, "report": r["report"].to_json() if r["report"] else None} for r in results
+            ],
+        }
+        click.echo(json.dumps(document, indent=2))
+    elif fmt is Format.TEXT:
+        _print_text(reference, found.subject, found.method, results)
+    else:
+        assert_never(fmt)
+    if not results:
+        error = VerificationError(
+            f"no attestation is attached to {reference} ({found.subject})",
+            hint="attach one with `prov push ATTESTATION oci://...`",
+        )
+        click.echo(error.diagnostics(), err=True)
+        ctx.exit(error.exit_code)
+    if not verified:
+        failed = sum(not r["verified"] for r in results)
+        click.echo(
+            f"error: {failed} of {len(results)} attestation(s) attached to {reference} "
+            "failed verification",
+            err=True,
+        )
+        ctx.exit(VerificationError.exit_code)
+
+
+def _print_text(
+    reference: object, subject: str, method: str, results: list[dict[str, Any]]
+) -> None:
+    where = "the referrers API" if method == "referrers-api" else "the referrers tag scheme"
+    click.echo(f"image {reference} is {subject}")
+    click.echo(f"  {len(results)} attestation(s) found through {where}")
+    for entry in results:
+        click.echo(f"\n{entry['filename']}  (manifest {entry['manifest']})")
+        report = entry["report"]
+        if report is not None:
+            for step in report.steps:
+                mark = {"passed": "ok  ", "failed": "FAIL", "skipped": "skip"}[step.status]
+                click.echo(f"[{mark}] {step.number}. {step.name}: {step.detail}")
+        if entry["verified"]:
+            snap = report.snapshot
+            click.echo(f"verified: {snap.label} ({len(snap.captures)} captures)")
+            if entry["captures_image"]:
+                names = ", ".join(entry["captures_image"])
+                click.echo(f"  the snapshot captured this image: source {names}")
+            else:
+                click.echo("  note: the snapshot holds no capture of this image's digest")
+        else:
+            click.echo(f"FAILED: {entry['error']}")
+
+
+def _captures_of(snapshot: Snapshot, digest: str) -> list[str]:
+    """Sources of the snapshot that captured this image (by manifest or platform digest)."""
+    from provenance.oci.client import as_dict, as_list
+
+    names = []
+    for capture in snapshot.captures:
+        if capture.kind != "oci" or capture.status != "ok":
+            continue
+        data = capture.data
+        digests = {data.get("digest"), as_dict(data.get("image")).get("digest")}
+        digests |= {as_dict(p).get("digest") for p in as_list(data.get("platforms"))}
+        if digest in digests:
+            names.append(capture.source)
+    return names
+
+
+def _safe_name(name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", name.rsplit("/", 1)[-1]).lstrip(".")
+    return cleaned[:120] or "attestation.intoto.jsonl"

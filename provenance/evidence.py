@@ -1,0 +1,63 @@
+"""Evidence to read: a snapshot plus somewhere to fetch the blobs it references.
+
+``prov diff`` and ``prov check`` read snapshots, never live sources. A snapshot comes from an
+attestation file, a label or id in the store, or an evidence pack that carries its own blobs
+(``resolve.load`` tells them apart and says where the blobs are).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from provenance.digest import Digest
+from provenance.model import Snapshot
+from provenance.resolve import load
+from provenance.store import Store
+
+
+class BlobSource(Protocol):
+    """Where the bytes a snapshot references can be read from (a store, a pack)."""
+
+    def get(self, digest: str) -> bytes | None:
+        """The bytes at a ``blake3:<hex>`` address, checked; ``None`` when not held here."""
+        ...
+
+
+@dataclass(frozen=True)
+class NoBlobs:
+    """A source that holds nothing: comparisons fall back to digests."""
+
+    def get(self, digest: str) -> bytes | None:
+        return None
+
+
+@dataclass(frozen=True)
+class StoreBlobs:
+    """Blobs in a content store; a corrupt object raises IntegrityError rather than lying."""
+
+    store: Store
+
+    def get(self, digest: str) -> bytes | None:
+        try:
+            parsed = Digest.parse(digest)
+        except ValueError:
+            return None
+        if not self.store.has(parsed):
+            return None
+        return self.store.read(parsed)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    snapshot: Snapshot
+    origin: str
+    signatures: int
+    blobs: BlobSource
+
+
+def open_evidence(reference: str, store: Store | None) -> Evidence:
+    """An evidence pack, an attestation file, or a label / sha256 prefix in the store."""
+    loaded = load(reference, store)
+    blobs: BlobSource = StoreBlobs(loaded.store) if loaded.store is not None else NoBlobs()
+    return Evidence(loaded.snapshot, loaded.origin, loaded.signatures, blobs)

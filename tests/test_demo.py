@@ -1,0 +1,140 @@
+"""The README's first command: the embedded Marin demo, end to end, offline.
+
+It runs as a user runs it (a subprocess), then everything it wrote is verified again by separate
+`prov` invocations, and the HTML report is opened in headless Chromium.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.browser import ARTIFACTS, chromium, needs_chromium
+from tests.conftest import ROOT
+
+DEMO = ROOT / "examples" / "marin" / "demo.py"
+MILESTONES = ("2026-08-23", "2026-09-15")
+
+
+def run_demo(out: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(DEMO), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(process: subprocess.Popen[str]) -> str:
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stdout + stderr
+    return stdout
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("demo") / "marin-demo"
+    return out, finish(run_demo(out))
+
+
+def prov(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "provenance", *args], cwd=out, capture_output=True, text=True
+    )
+
+
+def test_the_story_names_what_the_evidence_shows(demo: tuple[Path, str]) -> None:
+    _, story = demo
+    assert "18,005,144,633,344 tokens" in story
+    assert "18.75T" in story and "(-3.97%). Claim FAILS" in story
+    assert "the job summary says 390,139, the config 390,251 (+112)" in story
+    assert "switches phase at step 312,192" in story and "would switch at 312,096" in story
+    assert "answered 403 AccessDenied" in story
+    assert "store-artifact: ~ status: 403 -> 200" in story
+    assert "launcher: + phases[name=phase0b]: added" in story and "start_step: 108,000" in story
+    assert "hero-mix-996f4891-step108k" in story
+
+
+def test_everything_it_wrote_verifies_again(demo: tuple[Path, str]) -> None:
+    out, _ = demo
+    for label in MILESTONES:
+        checked = prov(
+            out,
+            "verify",
+            f"attestations/{label}.intoto.jsonl",
+            "--key",
+            "keys/demo.pub",
+            "--store",
+            ".prov",
+        )
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert "[ok  ] 5. blobs" in checked.stdout
+    packed = prov(out, "verify", "--pack", f"evidence-{MILESTONES[1]}.tar")
+    assert packed.returncode == 0, packed.stdout + packed.stderr
+    assert prov(out, "fsck").returncode == 0
+
+
+@needs_chromium
+def test_the_html_report_shows_claims_and_diff(demo: tuple[Path, str], tmp_path: Path) -> None:
+    out, _ = demo
+    report = out / "report.html"
+    dom = chromium(tmp_path / "profile", "--dump-dom", report.as_uri()).stdout
+    for text in (
+        "total training tokens",
+        "18,005,144,633,344",
+        "AccessDenied",
+        "phase0b",
+        "403",
+        "What changed: 2026-08-23 -&gt; 2026-09-15",
+    ):
+        assert text in dom, text
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "marin-demo-report.png"
+    chromium(
+        tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,2400", report.as_uri()
+    )
+    assert shot.stat().st_size > 10_000
+
+
+def test_runs_twice_in_a_row_and_beside_another_clone(tmp_path: Path) -> None:
+    here, there = tmp_path / "a" / "marin-demo", tmp_path / "b" / "marin-demo"
+    finish(run_demo(here))
+    again, beside = run_demo(here), run_demo(there)  # the same folder again, and another at once
+    assert "7 claims hold and 4 fail" in finish(again)
+    assert "7 claims hold and 4 fail" in finish(beside)
+
+
+def test_refuses_to_wipe_a_folder_it_did_not_make(tmp_path: Path) -> None:
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work")
+    process = run_demo(precious)
+    process.communicate(timeout=60)
+    assert process.returncode != 0
+    assert (precious / "thesis.tex").read_text() == "years of work"
+
+
+@pytest.mark.online
+def test_the_same_prov_toml_against_the_real_internet(tmp_path: Path) -> None:
+    """The documented one-liner: the real sources (skipped by default; needs the internet)."""
+    config = tmp_path / "prov.toml"
+    config.write_text((ROOT / "examples" / "marin" / "prov.toml").read_text())
+    taken = prov(tmp_path, "snapshot", "-c", "prov.toml", "--label", "online", "--no-sign")
+    assert taken.returncode in (0, 4), taken.stdout + taken.stderr  # 4: a source refused us
+    shown = prov(tmp_path, "show", "attestations/online.intoto.jsonl")
+    assert "commit: 12d8b6f09f96ad4f0277445765c1a00dbc81d5be" in shown.stdout
+
+
+def test_the_report_renders_in_every_format(demo: tuple[Path, str]) -> None:
+    from provenance.render import Format
+
+    out, _ = demo
+    claims = str(ROOT / "examples" / "marin" / "claims.toml")
+    for fmt in Format:
+        page = prov(out, "report", *MILESTONES, "--claims", claims, "--format", fmt.value)
+        assert page.returncode == 0, page.stderr
+        assert "total training tokens" in page.stdout
+        assert "phase0b" in page.stdout
