@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: help install test lint format schemas demo bench clean readme
+.PHONY: help install test lint format schemas demo bench clean readme reliability
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -18,6 +18,9 @@ install: $(BIN)/prov ## Create .venv and install prov with its development tools
 
 test: install ## Run the test suite (offline)
 	$(BIN)/python -m pytest
+
+reliability: install ## Tamper corpus, properties, 50 crash trials, 8 writers, faults: the figures
+	$(BIN)/python -m tests.reliability
 
 lint: install ## ruff (lint + format check) and mypy --strict
 	$(BIN)/ruff check provenance tests examples

@@ -36,7 +36,9 @@ class AttestationsSection(_Section):
 
 
 class DefaultsSection(_Section):
-    timeout: float = Field(default=30.0, gt=0, description="seconds per request")
+    timeout: float = Field(
+        default=30.0, gt=0, allow_inf_nan=False, description="seconds per request"
+    )
     concurrency: int = Field(default=8, ge=1, le=256)
     retries: int = Field(default=3, ge=0, le=20)
     backoff: float = Field(default=0.5, ge=0, le=60, description="seconds before the first retry")
@@ -101,6 +103,8 @@ def parse(text: str, path: Path) -> Config:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}", hint="fix the syntax at that line") from e
+    except RecursionError as e:  # tomllib recurses into nested arrays and inline tables
+        raise ConfigError(f"{path}: not valid TOML: arrays or tables nest too deeply") from e
     lines = _Lines(text)
     try:
         top = _TopLevel.model_validate(raw)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from provenance.attest import statement as statements
 from provenance.digest import Digest
-from provenance.errors import UsageError
+from provenance.errors import IntegrityError, UsageError
 from provenance.model import Snapshot
 from provenance.store import Store
 from provenance.verify import check_predicate, check_subject, read_envelope
@@ -87,8 +87,21 @@ def load(reference: str, store: Store | None) -> Loaded:
             f"{reference!r} names {len(matches)} snapshots ({ids})", hint="use a longer id"
         )
     entry = matches[0]
-    digest = Digest.parse(entry.attestation)
+    try:
+        digest = Digest.parse(entry.attestation)
+    except ValueError as e:
+        raise IntegrityError(
+            f"the index entry of {entry.label!r} names no attestation object", cause=str(e)
+        ) from e
     store.check(digest)
     loaded = load_attestation(store.object_path(digest))
-    origin = f"{entry.label} ({entry.sha256[:12]})"
-    return Loaded(loaded.snapshot, origin, loaded.signatures, store)
+    # The index is unsigned: an edited entry could present an older snapshot under a newer label.
+    snap = loaded.snapshot
+    if snap.label != entry.label or snap.sha256().hex != entry.sha256:
+        raise IntegrityError(
+            f"the index entry of {entry.label!r} ({entry.sha256[:12]}) points at the attestation "
+            f"of {snap.label!r} ({snap.sha256().hex[:12]})",
+            cause="the store's index was edited or damaged",
+            hint="verify the attestation file itself with `prov verify`",
+        )
+    return Loaded(snap, f"{entry.label} ({entry.sha256[:12]})", loaded.signatures, store)

@@ -19,14 +19,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from provenance import crosscheck
-from provenance._internal.files import atomic_write
+from provenance._internal.files import atomic_write, sweep_temps
 from provenance.attest import statement as statements
 from provenance.attest.signing import Attester
 from provenance.collectors.base import CollectContext, Collector, SourceOptions, validate_source
 from provenance.config import Config
-from provenance.errors import StoreError, UsageError
+from provenance.errors import UsageError
 from provenance.model import Capture, Snapshot, utc_now
-from provenance.store import SnapshotEntry, Store
+from provenance.store import SnapshotEntry, Store, os_error
 
 Progress = Callable[[str], None]
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}$")
@@ -84,6 +84,7 @@ def take(
             hint="labels are immutable: choose a new --label for a new snapshot",
         )
     store.init()
+    sweep_temps(config.attestations_dir)  # what killed writers left in attestations/
     context = CollectContext(
         store=store,
         base_dir=config.base_dir,
@@ -106,7 +107,7 @@ def take(
     try:
         written = atomic_write(target, document)
     except OSError as e:
-        raise StoreError(f"cannot write the attestation {target}", cause=str(e)) from e
+        raise os_error("write the attestation", target, e) from e
     if not written:
         raise UsageError(f"{target} was created by another process meanwhile; nothing was replaced")
     failed = tuple(c.source for c in snapshot.captures if c.status == "failed")

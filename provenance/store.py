@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import BinaryIO
 import blake3
 from pydantic import BaseModel, ConfigDict, Field
 
-from provenance._internal.files import atomic_write, fsync_directory, pid_alive, publish, temp_name
+from provenance._internal.files import atomic_write, create_temp, publish, sweep_temps
 from provenance.digest import CHUNK, Digest, blake3_file
 from provenance.errors import IntegrityError, StoreError, UsageError
 
@@ -55,13 +54,16 @@ class Written:
 
 @dataclass
 class FsckReport:
+    """What ``fsck`` found. Temp names are bare for tmp/, else relative to the store root."""
+
     checked: int = 0
     corrupt: list[str] = field(default_factory=list)
     removed_temp: list[str] = field(default_factory=list)
     in_flight: list[str] = field(default_factory=list)
 
 
-def _os_error(action: str, path: Path, e: OSError) -> StoreError:
+def os_error(action: str, path: Path, e: OSError) -> StoreError:
+    """The StoreError for a failed write: a full disk and a read-only store say so."""
     if e.errno == errno.ENOSPC or e.errno == errno.EFBIG or e.errno == errno.EDQUOT:
         return StoreError(
             f"could not {action} {path}: the disk is full",
@@ -83,13 +85,12 @@ class BlobWriter:
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._temp = temp_name(store.tmp_dir)
         self._hasher = blake3.blake3()
         self._size = 0
         try:
-            fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            self._temp, fd = create_temp(store.tmp_dir)
         except OSError as e:
-            raise _os_error("write to the store at", store.root, e) from e
+            raise os_error("write to the store at", store.root, e) from e
         self._file: BinaryIO = os.fdopen(fd, "wb")
 
     def write(self, chunk: bytes) -> None:
@@ -97,7 +98,7 @@ class BlobWriter:
             self._file.write(chunk)
         except OSError as e:
             self.abort()
-            raise _os_error("write to the store at", self._store.root, e) from e
+            raise os_error("write to the store at", self._store.root, e) from e
         self._hasher.update(chunk)
         self._size += len(chunk)
 
@@ -111,16 +112,16 @@ class BlobWriter:
         try:
             self._file.flush()
             os.fsync(self._file.fileno())
-            self._file.close()
-            self._temp.chmod(0o444)
+            os.fchmod(self._file.fileno(), 0o444)
             if final.exists():
                 self._temp.unlink()
             else:
                 final.parent.mkdir(exist_ok=True)
                 publish(self._temp, final, overwrite=False)
+            self._file.close()  # the lock goes with it, once the temp file is gone
         except OSError as e:
             self.abort()
-            raise _os_error("write to the store at", self._store.root, e) from e
+            raise os_error("write to the store at", self._store.root, e) from e
         return Written(digest, self._size)
 
     def abort(self) -> None:
@@ -159,7 +160,7 @@ class Store:
             for directory in (self.objects_dir, self.tmp_dir, self.snapshots_dir):
                 directory.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise _os_error("create the store at", self.root, e) from e
+            raise os_error("create the store at", self.root, e) from e
         return self
 
     def exists(self) -> bool:
@@ -210,6 +211,12 @@ class Store:
                 f"object {digest} is missing from the store at {self.root}",
                 hint="the store is incomplete; take the blob from an evidence pack or re-snapshot",
             ) from e
+        except OSError as e:  # a directory or an unreadable file where the object should be
+            raise IntegrityError(
+                f"object {digest} cannot be read from the store at {self.root}",
+                cause=str(e),
+                hint="run `prov fsck` to check the store",
+            ) from e
 
     def read(self, digest: Digest) -> bytes:
         """Read an object and check that its bytes still hash to its address."""
@@ -253,15 +260,11 @@ class Store:
                 actual, _ = blake3_file(handle)
             if actual != digest:
                 report.corrupt.append(name)
-        for temp in sorted(self.tmp_dir.glob(".tmp-*")) if self.tmp_dir.is_dir() else []:
-            if _in_flight(temp):
-                report.in_flight.append(temp.name)
-                continue
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
-            report.removed_temp.append(temp.name)
-        if report.removed_temp:
-            fsync_directory(self.tmp_dir)
+        # Objects are staged in tmp/; index entries next to themselves in snapshots/.
+        for directory, prefix in ((self.tmp_dir, ""), (self.snapshots_dir, "snapshots/")):
+            removed, in_flight = sweep_temps(directory)
+            report.removed_temp += [prefix + name for name in removed]
+            report.in_flight += [prefix + name for name in in_flight]
         return report
 
     # -- the snapshot index ----------------------------------------------------------------
@@ -271,7 +274,7 @@ class Store:
         try:
             atomic_write(self.snapshots_dir / f"{entry.sha256}.json", data, overwrite=True)
         except OSError as e:
-            raise _os_error("write the snapshot index in", self.snapshots_dir, e) from e
+            raise os_error("write the snapshot index in", self.snapshots_dir, e) from e
 
     def snapshots(self) -> list[SnapshotEntry]:
         """The index, oldest first."""
@@ -285,24 +288,3 @@ class Store:
                     f"the snapshot index entry {path} is unreadable", cause=str(e)
                 ) from e
         return sorted(entries, key=lambda entry: (entry.created, entry.sha256))
-
-
-STALE_AFTER = 3600.0  # seconds without a write: the pid may have been reused by now
-
-
-def _in_flight(temp: Path) -> bool:
-    """A temp file whose writer still runs (and wrote to it recently) is a write in progress."""
-    pid = _writer_pid(temp)
-    try:
-        idle = time.time() - temp.stat().st_mtime
-    except FileNotFoundError:
-        return False
-    return pid is not None and pid_alive(pid) and idle < STALE_AFTER
-
-
-def _writer_pid(temp: Path) -> int | None:
-    parts = temp.name.split("-")
-    try:
-        return int(parts[1])
-    except (IndexError, ValueError):
-        return None

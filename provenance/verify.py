@@ -105,7 +105,9 @@ def read_envelope(path: Path) -> dsse.Envelope:
     if not lines:
         raise VerificationError(f"{path} is empty", hint="the file may have been truncated")
     if len(lines) > 1:
-        raise VerificationError(f"{path} holds {len(lines)} envelopes; prov attestations hold one")
+        raise VerificationError(
+            f"{path} holds {len(lines)} lines; a prov attestation is one envelope on one line"
+        )
     return dsse.parse(lines[0], origin=str(path))
 
 
@@ -129,6 +131,7 @@ def verify(
     identity: IdentityPolicy | None = None,
     trusted_root: Path | None = None,
     tsa: TsaTrust | None = None,
+    expect_label: str | None = None,
 ) -> Report:
     """Verify a DSSE attestation or a Sigstore bundle. Returns the report, or raises
     VerificationError.
@@ -136,6 +139,7 @@ def verify(
     A bundle needs ``identity`` (or one trusted ECDSA key in ``keys`` for a managed-key bundle);
     ``trusted_root`` defaults to the production root shipped with sigstore. ``tsa`` is the chain
     an RFC 3161 token must verify against; without it a token is reported, not checked.
+    With ``expect_label``, the signed label must be that one (see ``check_label``).
     """
     from provenance.attest import sigstore
 
@@ -194,6 +198,8 @@ def verify(
 
     try:
         detail = check_subject(parsed)
+        if expect_label is not None:
+            detail += "; " + check_label(snapshot, expect_label)
     except VerificationError as e:
         raise check.fail(4, "subject", e) from e
     check.passed(4, "subject", detail)
@@ -346,14 +352,49 @@ def check_predicate(parsed: statements.ParsedStatement) -> Snapshot:
 def check_subject(parsed: statements.ParsedStatement) -> str:
     # The subject digest is defined over the canonical form of the predicate, which is unique:
     # canonicalising the parsed predicate gives exactly the bytes that were hashed at signing.
-    actual = sha256_bytes(canonical.dumps(parsed.predicate))
+    try:
+        actual = sha256_bytes(canonical.dumps(parsed.predicate))
+    except canonical.CanonicalizationError as e:
+        raise VerificationError("the snapshot has no canonical form", cause=str(e)) from e
     claimed = [s.get("digest", {}).get("sha256") for s in parsed.subjects if isinstance(s, dict)]
     if actual.hex not in claimed:
         raise VerificationError(
             "the subject digest does not match the snapshot",
             cause=f"subject sha256 {', '.join(map(str, claimed))}; snapshot sha256 {actual.hex}",
         )
+    # The subject names the label it was signed for; a statement that names another is not one
+    # prov wrote, and would let the label a reader sees differ from the one inside.
+    name = statements.subject_name(str(parsed.predicate.get("label")))
+    names = [
+        s.get("name")
+        for s in parsed.subjects
+        if isinstance(s, dict) and s.get("digest", {}).get("sha256") == actual.hex
+    ]
+    if name not in names:
+        raise VerificationError(
+            f"the subject is named {', '.join(map(repr, names))}, not {name!r}",
+            hint="the statement was not written by prov for this snapshot",
+        )
     return f"subject sha256 {actual.hex} matches the canonical snapshot"
+
+
+def check_label(snapshot: Snapshot, expected: str) -> str:
+    """The replay check: an attestation must carry the label it is presented under."""
+    if snapshot.label != expected:
+        raise VerificationError(
+            f"the attestation is signed for label {snapshot.label!r}, not {expected!r}",
+            cause="an older attestation may have been replayed under a newer name",
+            hint=f"if the file was renamed on purpose, pass --expect-label {snapshot.label}",
+        )
+    return f"signed label {snapshot.label!r} is the one expected"
+
+
+def label_from_filename(path: Path) -> str | None:
+    """The label prov's file naming (``LABEL.intoto.jsonl``, ``LABEL.sigstore.json``) implies."""
+    for suffix in (".intoto.jsonl", ".sigstore.json"):
+        if path.name.endswith(suffix) and len(path.name) > len(suffix):
+            return path.name[: -len(suffix)]
+    return None
 
 
 def check_blobs(snapshot: Snapshot, store: Store) -> str:

@@ -152,9 +152,35 @@ def format_number(number: float) -> str:
 
 
 def loads(data: bytes | str) -> Any:
-    """Parse JSON, keeping integers exact and refusing NaN and infinities."""
+    """Parse JSON, keeping integers exact.
+
+    Refused, as I-JSON (RFC 7493) refuses them: NaN and infinities (also a literal too large for
+    a double, such as ``1e999``), and repeated keys in one object, which two parsers may resolve
+    to different values. Nesting deeper than Python's recursion limit is refused too.
+    """
 
     def refuse(constant: str) -> Any:
         raise CanonicalizationError(f"{constant} is not valid JSON")
 
-    return json.loads(data, parse_constant=refuse)
+    def finite(text: str) -> float:
+        number = float(text)
+        if math.isinf(number):
+            raise CanonicalizationError(f"the number {text[:40]} is too large for a double")
+        return number
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        document: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in document:
+                raise CanonicalizationError(f"the key {key!r} is repeated in one object")
+            document[key] = value
+        return document
+
+    try:
+        return json.loads(data, parse_constant=refuse, parse_float=finite, object_pairs_hook=unique)
+    except RecursionError as e:
+        raise CanonicalizationError("the JSON nests too deeply") from e
+    except CanonicalizationError:
+        raise
+    except ValueError as e:  # malformed JSON, bytes that are not Unicode, a 5000-digit integer
+        raise CanonicalizationError(str(e)) from e

@@ -40,5 +40,8 @@ def git_env() -> dict[str, str]:
     # Never prompt for credentials: prov runs unattended, and a prompt would hang forever.
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_ASKPASS"] = "true"
+    # Capturing must not write to the repository: `git status` otherwise refreshes the index,
+    # which fails on a read-only checkout or a full disk (and races the user's own git).
+    env["GIT_OPTIONAL_LOCKS"] = "0"
     env.setdefault("LC_ALL", "C")
     return env

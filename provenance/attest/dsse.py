@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -70,29 +71,74 @@ def sign(payload_type: str, payload: bytes, signers: Sequence[Signer]) -> Envelo
     )
 
 
+_WHITESPACE = str.maketrans("", "", " \t\r\n")
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]*")
+
+
 def _b64(value: Any, field: str) -> bytes:
-    """Decode standard or URL-safe base64, with or without padding (DSSE: accept either)."""
+    """Decode standard or URL-safe base64, with or without padding (DSSE: accept either).
+
+    Line breaks and spaces are ignored (wrapped base64 is still the same bytes). What is not a
+    valid spelling of any bytes is refused: wrong or excess padding, and non-zero padding bits
+    (RFC 4648 section 3.5), which would let one envelope be re-spelled into many that verify.
+    """
     if not isinstance(value, str):
         raise VerificationError(f"envelope field {field!r} is not a base64 string")
-    text = "".join(value.split())
+    text = value.translate(_WHITESPACE)
     urlsafe = "-" in text or "_" in text
     if urlsafe and ("+" in text or "/" in text):
         raise VerificationError(f"envelope field {field!r} mixes base64 alphabets")
-    alphabet = "-_" if urlsafe else "+/"
-    text += "=" * (-len(text) % 4)
+    alphabet = b"-_" if urlsafe else b"+/"
+    data = text.rstrip("=")
+    if not _BASE64.fullmatch(data):
+        raise VerificationError(
+            f"envelope field {field!r} is not valid base64",
+            cause="it holds a character outside the base64 alphabet",
+        )
+    missing = -len(data) % 4
+    if len(text) != len(data) and len(text) - len(data) != missing:
+        raise VerificationError(f"envelope field {field!r} has wrong base64 padding")
     try:
-        return base64.b64decode(text, altchars=alphabet.encode(), validate=True)
+        raw = base64.b64decode(data + "=" * missing, altchars=alphabet, validate=True)
     except (binascii.Error, ValueError) as e:
         raise VerificationError(
             f"envelope field {field!r} is not valid base64", cause=str(e)
         ) from e
+    if base64.b64encode(raw, altchars=alphabet).rstrip(b"=") != data.encode():
+        raise VerificationError(f"envelope field {field!r} has non-zero base64 padding bits")
+    return raw
 
 
-def parse(data: bytes, origin: str = "envelope") -> Envelope:
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # Two parsers reading {"payload": A, "payload": B} may pick different values: refuse it.
+    document: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in document:
+            raise VerificationError(f"the envelope repeats the key {key!r}")
+        document[key] = value
+    return document
+
+
+def _text(value: str, field: str) -> str:
+    # JSON can spell lone UTF-16 surrogates ("\ud800"); PAE needs UTF-8, which cannot hold them.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise VerificationError(f"envelope field {field!r} is not valid Unicode") from e
+    return value
+
+
+def parse(data: bytes | str, origin: str = "envelope") -> Envelope:
     """Parse one DSSE envelope (JSON object). Raises VerificationError on any malformation."""
     try:
-        document = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as e:
+        # RFC 8259: JSON is UTF-8 (a byte order mark may be ignored).
+        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+        document = json.loads(text, object_pairs_hook=_unique_keys)
+    except UnicodeDecodeError as e:
+        raise VerificationError(f"{origin} is not UTF-8 JSON", cause=str(e)) from e
+    except RecursionError as e:
+        raise VerificationError(f"{origin} nests JSON too deeply to be an envelope") from e
+    except ValueError as e:
         raise VerificationError(
             f"{origin} is not JSON",
             cause=str(e),
@@ -116,8 +162,10 @@ def parse(data: bytes, origin: str = "envelope") -> Envelope:
         keyid = entry.get("keyid", "")
         if not isinstance(keyid, str):
             raise VerificationError(f"{origin}: signature #{index + 1} has a non-string keyid")
-        signatures.append(Signature(keyid, _b64(entry.get("sig"), f"signatures[{index}].sig")))
-    return Envelope(payload, document["payloadType"], tuple(signatures))
+        signatures.append(
+            Signature(_text(keyid, "keyid"), _b64(entry.get("sig"), f"signatures[{index}].sig"))
+        )
+    return Envelope(payload, _text(document["payloadType"], "payloadType"), tuple(signatures))
 
 
 @dataclass(frozen=True)

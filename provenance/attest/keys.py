@@ -114,7 +114,11 @@ def generate(
             raise UsageError(
                 f"{path} already exists", hint="choose another name; keys are never overwritten"
             )
-    atomic_write(key_path, private_pem, mode=0o600)
+    # A private key committed by `git add -A` would be captured by the next git snapshot: into
+    # the store, the signed file list and every evidence pack. Keep git from seeing it.
+    atomic_write(directory / ".gitignore", b"*.key\n")
+    if not atomic_write(key_path, private_pem, mode=0o600):
+        raise UsageError(f"{key_path} was created by another process meanwhile; kept it")
     key_path.chmod(0o600)
     atomic_write(pub_path, public_pem, mode=0o644)
     return key_path, pub_path

@@ -108,7 +108,7 @@ def is_bundle(data: bytes) -> bool:
     """Whether these bytes look like a Sigstore bundle (as opposed to a DSSE envelope)."""
     try:
         document = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # deep nesting: not a bundle
         return False
     return isinstance(document, dict) and str(document.get("mediaType", "")).startswith(
         BUNDLE_MEDIA_PREFIX
@@ -118,7 +118,7 @@ def is_bundle(data: bytes) -> bool:
 def _document(data: bytes, origin: str) -> dict[str, Any]:
     try:
         document = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as e:
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise VerificationError(f"{origin} is not JSON", cause=str(e)) from e
     if not isinstance(document, dict):
         raise VerificationError(f"{origin} is not a JSON object")
@@ -316,7 +316,7 @@ def check_subject_digest(payload_type: str | None, payload: bytes, artifact: Dig
         raise VerificationError(f"payloadType is {payload_type!r}, not {PAYLOAD_TYPE!r}")
     try:
         statement = json.loads(payload)
-    except (ValueError, UnicodeDecodeError) as e:
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise VerificationError("the in-toto statement is not JSON", cause=str(e)) from e
     if not isinstance(statement, dict) or statement.get("_type") != (
         "https://in-toto.io/Statement/v1"

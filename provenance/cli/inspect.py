@@ -5,11 +5,20 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, assert_never, get_args
+from typing import TYPE_CHECKING, Any, assert_never, get_args
 
 import click
 
-from provenance.cli._options import Format, format_option, resolve_store_path, store_option
+from provenance.cli._options import (
+    Format,
+    config_option,
+    format_option,
+    resolve_store_path,
+    store_option,
+)
+
+if TYPE_CHECKING:
+    from provenance.config import Config
 
 
 @click.command()
@@ -106,17 +115,30 @@ def log(store: Path | None, output_format: str) -> None:
 
 @click.command()
 @store_option
+@config_option
 @click.pass_context
-def fsck(ctx: click.Context, store: Path | None) -> None:
-    """Re-hash every object in the store. Exit 1 when one is corrupt."""
+def fsck(ctx: click.Context, store: Path | None, config_path: Path) -> None:
+    """Re-hash every object in the store. Exit 1 when one is corrupt.
+
+    Also removes what killed writers left behind: temp files in the store and, when
+    prov.toml is found, in its attestations folder.
+    """
+    from provenance._internal.files import sweep_temps
     from provenance.store import Store
 
-    target = Store(resolve_store_path(store)).require()
+    configured = _optional_config(config_path)
+    attestations = configured.attestations_dir if configured else None
+    target = Store(
+        resolve_store_path(store, configured.store_path if configured else None)
+    ).require()
     report = target.fsck()
+    removed, in_flight = sweep_temps(attestations) if attestations else ([], [])
     for name in report.removed_temp:
-        click.echo(f"removed an interrupted write: tmp/{name}")
-    for name in report.in_flight:
-        click.echo(f"left a write in progress alone: tmp/{name}")
+        click.echo(f"removed an interrupted write: {name if '/' in name else 'tmp/' + name}")
+    for name in removed:
+        click.echo(f"removed an interrupted write: {attestations}/{name}")
+    for name in report.in_flight + in_flight:
+        click.echo(f"left alone (a write in progress, or not removable): {name}")
     for name in report.corrupt:
         click.echo(f"CORRUPT: objects/{name[:2]}/{name[2:]}")
     click.echo(
@@ -124,3 +146,15 @@ def fsck(ctx: click.Context, store: Path | None) -> None:
     )
     if report.corrupt:
         ctx.exit(1)
+
+
+def _optional_config(config_path: Path) -> Config | None:
+    if not config_path.is_file():
+        return None
+    from provenance import config
+    from provenance.errors import ConfigError
+
+    try:
+        return config.load(config_path)
+    except ConfigError:  # a broken prov.toml must not stop `prov fsck`
+        return None

@@ -67,6 +67,12 @@ if TYPE_CHECKING:
     type=click.Path(path_type=Path, dir_okay=False),
     help="An evidence pack: its attestation, blobs, keys and trust root (no store, no network).",
 )
+@click.option(
+    "--expect-label",
+    metavar="LABEL",
+    help="The label the attestation must be signed for [default: from its file name, "
+    "LABEL.intoto.jsonl].",
+)
 @format_option
 @plain_http_option
 @click.pass_context
@@ -83,6 +89,7 @@ def verify(
     tsa_certs: Path | None,
     store: Path | None,
     pack_path: Path | None,
+    expect_label: str | None,
     output_format: str,
     plain_http: bool,
 ) -> None:
@@ -99,7 +106,7 @@ def verify(
     from provenance.errors import UsageError, VerificationError
     from provenance.pack import is_pack, open_pack
     from provenance.store import Store
-    from provenance.verify import Report
+    from provenance.verify import Report, label_from_filename
     from provenance.verify import verify as run
 
     if attestation_arg is not None and attestation_arg.startswith("oci://"):
@@ -184,6 +191,7 @@ def verify(
                 identity=identity,
                 trusted_root=trusted_root,
                 tsa=tsa,
+                expect_label=expect_label or label_from_filename(target),
             )
             error = None
         except VerificationError as e:

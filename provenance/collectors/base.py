@@ -39,7 +39,9 @@ class SourceOptions(BaseModel):
 
     name: str
     kind: str
-    timeout: float | None = Field(default=None, gt=0, description="seconds; overrides [defaults]")
+    timeout: float | None = Field(
+        default=None, gt=0, allow_inf_nan=False, description="seconds; overrides [defaults]"
+    )
     retries: int | None = Field(default=None, ge=0, le=20, description="overrides [defaults]")
     volatile: list[str] = Field(default_factory=list, description="extra volatile paths for diff")
 

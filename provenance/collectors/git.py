@@ -190,6 +190,11 @@ def _hash_blobs(repo: Path, recorder: Recorder, oids: list[str]) -> list[tuple[s
         try:
             for oid in oids:
                 results.append(_read_object(process.stdout, oid, recorder))
+        except BaseException:
+            # We stopped reading (a full disk, a kill): git blocks writing to us and the feeder
+            # blocks writing to git. End git so that both return, else join() waits forever.
+            process.kill()
+            raise
         finally:
             feeder.join()
             stderr = process.stderr.read().decode("utf-8", "replace")

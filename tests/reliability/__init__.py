@@ -1,0 +1,1 @@
+"""Reliability suites (issue 8): see docs/reliability.md."""
