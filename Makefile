@@ -31,5 +31,14 @@ format: install ## Apply ruff's formatting and safe fixes
 schemas: install ## Regenerate schemas/ from the models
 	$(BIN)/python -m provenance.schema schemas
 
+bench: install ## Benchmarks against baselines; the table goes to benchmarks/results/ (PROV_BENCH_SCALE=0.1 for a quick run)
+	@for tool in b3sum time; do command -v $$tool >/dev/null || [ -x /usr/bin/$$tool ] || missing="$$missing $$tool"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    (apt-get install -y -qq $$missing || (apt-get update -qq && apt-get install -y -qq $$missing)) >/dev/null; \
+	  else echo "bench needs:$$missing (apt-get install$$missing, as root)" >&2; exit 2; fi; \
+	fi
+	$(BIN)/python -m benchmarks $(BENCH_ARGS)
+
 clean: ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
