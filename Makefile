@@ -20,13 +20,13 @@ test: install ## Run the test suite (offline)
 	$(BIN)/python -m pytest
 
 lint: install ## ruff (lint + format check) and mypy --strict
-	$(BIN)/ruff check provenance tests
-	$(BIN)/ruff format --check provenance tests
+	$(BIN)/ruff check provenance tests benchmarks
+	$(BIN)/ruff format --check provenance tests benchmarks
 	$(BIN)/mypy
 
 format: install ## Apply ruff's formatting and safe fixes
-	$(BIN)/ruff format provenance tests
-	$(BIN)/ruff check --fix provenance tests
+	$(BIN)/ruff format provenance tests benchmarks
+	$(BIN)/ruff check --fix provenance tests benchmarks
 
 schemas: install ## Regenerate schemas/ from the models
 	$(BIN)/python -m provenance.schema schemas

@@ -226,9 +226,12 @@ def _read_blobs(repo: Path, store: Store, oids: list[str]) -> dict[str, tuple[st
                 out.read(1)  # the newline after each object
                 results[oid] = (written.digest.hex, written.size)
     finally:
-        feeder.join()
         process.stdout.close()
-        stderr = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
+        feeder.join()
+        stderr = ""
+        if process.stderr:
+            stderr = process.stderr.read().decode("utf-8", "replace")
+            process.stderr.close()
         if process.wait() != 0 and len(results) != len(oids):
             raise GitError("git cat-file failed", stderr=stderr)
     return results
