@@ -23,19 +23,28 @@ reliability: install ## Tamper corpus, properties, 50 crash trials, 8 writers, f
 	$(BIN)/python -m tests.reliability
 
 lint: install ## ruff (lint + format check) and mypy --strict
-	$(BIN)/ruff check provenance tests examples
-	$(BIN)/ruff format --check provenance tests examples
+	$(BIN)/ruff check provenance tests examples benchmarks
+	$(BIN)/ruff format --check provenance tests examples benchmarks
 	$(BIN)/mypy
 
 format: install ## Apply ruff's formatting and safe fixes
-	$(BIN)/ruff format provenance tests
-	$(BIN)/ruff check --fix provenance tests
+	$(BIN)/ruff format provenance tests benchmarks
+	$(BIN)/ruff check --fix provenance tests benchmarks
 
 schemas: install ## Regenerate schemas/ from the models
 	$(BIN)/python -m provenance.schema schemas
 
 demo: install ## The embedded Marin demo: two milestones captured, signed, verified, diffed, checked
 	$(BIN)/python examples/marin/demo.py --out out/marin-demo
+
+bench: install ## Benchmarks against baselines; the table goes to benchmarks/results/ (PROV_BENCH_SCALE=0.1 for a quick run)
+	@for tool in b3sum time; do command -v $$tool >/dev/null || [ -x /usr/bin/$$tool ] || missing="$$missing $$tool"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    (apt-get install -y -qq $$missing || (apt-get update -qq && apt-get install -y -qq $$missing)) >/dev/null; \
+	  else echo "bench needs:$$missing (apt-get install$$missing, as root)" >&2; exit 2; fi; \
+	fi
+	$(BIN)/python -m benchmarks $(BENCH_ARGS)
 
 clean: ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

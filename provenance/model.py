@@ -7,6 +7,7 @@ models into ``schemas/`` (``python -m provenance.schema``); a test fails when th
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -121,10 +122,20 @@ class Snapshot(WireModel):
     )
 
     def canonical_bytes(self) -> bytes:
+        return self._canonical
+
+    @cached_property
+    def _canonical(self) -> bytes:
+        # Computed once: a snapshot of a large repository is tens of MB of JSON, and the
+        # statement, its subject digest and the store index all need these same bytes.
         return canonical.dumps(self.model_dump(mode="json"))
 
     def sha256(self) -> Digest:
-        return sha256_bytes(self.canonical_bytes())
+        return self._sha256
+
+    @cached_property
+    def _sha256(self) -> Digest:
+        return sha256_bytes(self._canonical)
 
     def capture(self, source: str) -> Capture:
         for capture in self.captures:

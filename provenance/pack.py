@@ -39,7 +39,7 @@ from provenance import __version__
 from provenance.digest import Digest
 from provenance.errors import StoreError, UsageError, VerificationError
 from provenance.model import Snapshot, utc_now
-from provenance.store import BlobWriter, SnapshotEntry, Store
+from provenance.store import Batch, BlobWriter, SnapshotEntry, Store
 
 SCHEMA = "https://prov.dev/evidence-pack/v1"
 MANIFEST = "manifest.json"
@@ -239,7 +239,10 @@ class ReadOnlyStore(Store):
     def init(self) -> Store:
         return self
 
-    def writer(self) -> BlobWriter:
+    def writer(self, *, threads: bool = False) -> BlobWriter:
+        raise StoreError(f"the evidence pack's store at {self.root} is read-only")
+
+    def batch(self, *, workers: int = 16) -> Batch:
         raise StoreError(f"the evidence pack's store at {self.root} is read-only")
 
     def add_snapshot(self, entry: SnapshotEntry) -> None:

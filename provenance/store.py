@@ -8,6 +8,10 @@ Layout under the store root (``.prov`` by default)::
 
 Objects are written once and never changed: a second write of the same bytes is a no-op, and two
 processes writing the same object race harmlessly because publishing is an exclusive link.
+
+Every object is fsynced before it is published. Writing many objects at once (a git capture of a
+monorepo) goes through a ``Batch``: the same per-object guarantees, with the fsyncs issued from
+several threads so the filesystem journal commits them in groups, and each directory fsynced once.
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import threading
+from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -24,11 +31,26 @@ from typing import BinaryIO
 import blake3
 from pydantic import BaseModel, ConfigDict, Field
 
-from provenance._internal.files import atomic_write, create_temp, publish, sweep_temps
-from provenance.digest import CHUNK, Digest, blake3_file
+from provenance._internal.files import (
+    atomic_write,
+    create_temp,
+    fsync_directory,
+    publish,
+    sweep_temps,
+    temp_name,
+)
+from provenance.digest import Digest, blake3_bytes, blake3_path
 from provenance.errors import IntegrityError, StoreError, UsageError
 
 DEFAULT_STORE = ".prov"
+SMALL_OBJECT = 8 << 20
+"""Objects up to this size are written from memory by a batch; larger ones are streamed."""
+FILE_CHUNK = 4 << 20
+"""Reads of large files: big enough for blake3's threads to share, small for constant memory."""
+WRITEBACK = 64 << 20
+"""Start writing a large object to disk every this many bytes, so the final fsync waits less."""
+_O_TMPFILE = getattr(os, "O_TMPFILE", 0)
+_PROC_FD: int | None = None  # /proc/self/fd, opened once: the directory unnamed files link from
 
 
 class SnapshotEntry(BaseModel):
@@ -83,17 +105,19 @@ def os_error(action: str, path: Path, e: OSError) -> StoreError:
 class BlobWriter:
     """Streams bytes into a temp file while hashing them; ``commit`` publishes the object."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, threads: bool = False) -> None:
         self._store = store
-        self._hasher = blake3.blake3()
+        # Several threads pay off only for large inputs (put_file); small writes stay serial.
+        self._hasher = blake3.blake3(max_threads=blake3.blake3.AUTO if threads else 1)
         self._size = 0
+        self._flushed = 0
         try:
             self._temp, fd = create_temp(store.tmp_dir)
         except OSError as e:
             raise os_error("write to the store at", store.root, e) from e
         self._file: BinaryIO = os.fdopen(fd, "wb")
 
-    def write(self, chunk: bytes) -> None:
+    def write(self, chunk: bytes | bytearray | memoryview) -> None:
         try:
             self._file.write(chunk)
         except OSError as e:
@@ -101,6 +125,18 @@ class BlobWriter:
             raise os_error("write to the store at", self._store.root, e) from e
         self._hasher.update(chunk)
         self._size += len(chunk)
+        if self._size - self._flushed >= WRITEBACK:
+            # Hand the written range to the kernel's writeback now (DONTNEED starts it without
+            # waiting), so the disk works while we keep reading and hashing.
+            self._file.flush()
+            with contextlib.suppress(OSError, AttributeError):
+                os.posix_fadvise(
+                    self._file.fileno(),
+                    self._flushed,
+                    self._size - self._flushed,
+                    os.POSIX_FADV_DONTNEED,
+                )
+            self._flushed = self._size
 
     @property
     def size(self) -> int:
@@ -110,14 +146,18 @@ class BlobWriter:
         digest = Digest("blake3", self._hasher.hexdigest())
         final = self._store.object_path(digest)
         try:
+            if final.exists():
+                # Already stored: these bytes were never promised to anyone, skip the fsync.
+                self._temp.unlink()
+                self._file.close()
+                return Written(digest, self._size)
             self._file.flush()
             os.fsync(self._file.fileno())
             os.fchmod(self._file.fileno(), 0o444)
-            if final.exists():
-                self._temp.unlink()
-            else:
+            if not final.parent.is_dir():
                 final.parent.mkdir(exist_ok=True)
-                publish(self._temp, final, overwrite=False)
+                fsync_directory(self._store.objects_dir)
+            publish(self._temp, final, overwrite=False)
             self._file.close()  # the lock goes with it, once the temp file is gone
         except OSError as e:
             self.abort()
@@ -151,6 +191,9 @@ class Store:
         self.objects_dir = self.root / "objects"
         self.tmp_dir = self.root / "tmp"
         self.snapshots_dir = self.root / "snapshots"
+        self.cache_dir = self.root / "cache"
+        self._objects_prefix = str(self.objects_dir) + os.sep
+        self._unnamed: bool | None = None  # O_TMPFILE + link works here (probed on first use)
 
     # -- set-up ----------------------------------------------------------------------------
 
@@ -181,8 +224,12 @@ class Store:
             raise ValueError(f"the store is keyed by blake3, not {digest.algorithm}")
         return self.objects_dir / digest.hex[:2] / digest.hex[2:]
 
-    def writer(self) -> BlobWriter:
-        return BlobWriter(self)
+    def writer(self, *, threads: bool = False) -> BlobWriter:
+        return BlobWriter(self, threads=threads)
+
+    def batch(self, *, workers: int = 16) -> Batch:
+        """A batch writer for many objects; use as a context manager (see ``Batch``)."""
+        return Batch(self, workers=workers)
 
     def put_bytes(self, data: bytes) -> Written:
         with self.writer() as writer:
@@ -196,11 +243,59 @@ class Store:
             return writer.commit()
 
     def put_file(self, path: Path) -> Written:
-        with path.open("rb") as handle:
-            return self.put_chunks(iter(lambda: handle.read(CHUNK), b""))
+        """Copy a file into the store in constant memory, hashing exactly the bytes written."""
+        buffer = bytearray(FILE_CHUNK)
+        view = memoryview(buffer)
+        try:
+            handle = open(path, "rb", buffering=0)  # noqa: SIM115 (closed below)
+        except OSError as e:
+            raise os_error("read", path, e) from e
+        with handle, self.writer(threads=True) as writer:
+            while count := handle.readinto(buffer):
+                writer.write(view[:count])
+            return writer.commit()
+
+    def put_files(self, paths: Iterable[Path], *, workers: int = 16) -> list[Written]:
+        """Store many files at once (see ``Batch``); results in the order of ``paths``."""
+        with self.batch(workers=workers) as batch:
+            return batch.put_files(paths)
 
     def has(self, digest: Digest) -> bool:
-        return self.object_path(digest).is_file()
+        return self.has_hex(digest.hex) if digest.algorithm == "blake3" else False
+
+    def has_hex(self, hexdigest: str) -> bool:
+        """``has`` for a blake3 hex string: a single stat, for loops over many objects."""
+        return os.path.isfile(f"{self._objects_prefix}{hexdigest[:2]}{os.sep}{hexdigest[2:]}")
+
+    def _unnamed_files(self) -> bool:
+        """Whether objects can be written as unnamed files (O_TMPFILE) and linked by fd.
+
+        Probed once: it needs Linux, a filesystem that supports O_TMPFILE and a mounted /proc.
+        """
+        if self._unnamed is None:
+            self._unnamed = False
+            if _O_TMPFILE:
+                probe = temp_name(self.tmp_dir)
+                try:
+                    fd = os.open(self.tmp_dir, _O_TMPFILE | os.O_WRONLY, 0o444)
+                    try:
+                        os.link(str(fd), probe, src_dir_fd=self._proc_fd())
+                        self._unnamed = True
+                    finally:
+                        os.close(fd)
+                except OSError:
+                    pass
+                finally:
+                    with contextlib.suppress(OSError):
+                        probe.unlink()
+        return self._unnamed
+
+    @staticmethod
+    def _proc_fd() -> int:
+        global _PROC_FD
+        if _PROC_FD is None:
+            _PROC_FD = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY)
+        return _PROC_FD
 
     def open(self, digest: Digest) -> BinaryIO:
         path = self.object_path(digest)
@@ -231,9 +326,14 @@ class Store:
         return data
 
     def check(self, digest: Digest) -> int:
-        """Re-hash one object in constant memory; return its size or raise IntegrityError."""
-        with self.open(digest) as handle:
-            actual, size = blake3_file(handle)
+        """Re-hash one object in bounded memory; return its size or raise IntegrityError."""
+        try:
+            actual, size = blake3_path(self.object_path(digest))
+        except FileNotFoundError as e:
+            raise IntegrityError(
+                f"object {digest} is missing from the store at {self.root}",
+                hint="the store is incomplete; take the blob from an evidence pack or re-snapshot",
+            ) from e
         if actual != digest:
             raise IntegrityError(f"object {digest} is corrupt: its bytes hash to {actual}")
         return size
@@ -256,8 +356,7 @@ class Store:
             except ValueError:
                 report.corrupt.append(name)
                 continue
-            with path.open("rb") as handle:
-                actual, _ = blake3_file(handle)
+            actual, _ = blake3_path(path)
             if actual != digest:
                 report.corrupt.append(name)
         # Objects are staged in tmp/; index entries next to themselves in snapshots/.
@@ -288,3 +387,161 @@ class Store:
                     f"the snapshot index entry {path} is unreadable", cause=str(e)
                 ) from e
         return sorted(entries, key=lambda entry: (entry.created, entry.sha256))
+
+
+class Batch:
+    """Writes many objects concurrently with the guarantees of a single write.
+
+    Each object is written to an unnamed file (``O_TMPFILE``; a temp file under ``tmp/`` where
+    the filesystem lacks it), fsynced, then published by an exclusive link: an object never
+    appears before its bytes are on disk, and a crash leaves no half-written object. What a batch
+    changes: the fsyncs run in ``workers`` threads, so the journal commits them in groups instead
+    of one disk flush per object, and each directory that received objects is fsynced once, in
+    ``close``. Until ``close`` returns a crash may drop some new directory entries (never expose
+    partial bytes); callers record references to the objects only after it, as a snapshot does.
+    """
+
+    def __init__(self, store: Store, *, workers: int = 16) -> None:
+        self._store = store
+        self._pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="prov-store")
+        self._window = 8 * max(1, workers)
+        self._pending: deque[tuple[Future[None], int]] = deque()
+        self._pending_bytes = 0
+        self._queued: set[str] = set()
+        self._lock = threading.Lock()
+        self._fans: set[str] = set()
+        self._touched: set[str] = set()
+        self._new_fan = False
+        self._closed = False
+
+    def put_bytes(self, data: bytes) -> Written:
+        """Hash ``data`` now and queue its write; durable when the batch closes."""
+        digest = blake3_bytes(data)
+        if self._claim(digest.hex):
+            future = self._pool.submit(self._write, data, digest.hex)
+            self._pending.append((future, len(data)))
+            self._pending_bytes += len(data)
+            # Bound memory and open files: wait for the oldest writes once too much is queued.
+            while self._pending and (
+                len(self._pending) > self._window or self._pending_bytes > SMALL_OBJECT
+            ):
+                done, size = self._pending.popleft()
+                self._pending_bytes -= size
+                done.result()
+        return Written(digest, len(data))
+
+    def put_files(self, paths: Iterable[Path]) -> list[Written]:
+        """Read, hash and write files in the batch's threads; results in input order."""
+        results: list[Written] = []
+        futures: deque[Future[Written]] = deque()
+        for path in paths:
+            futures.append(self._pool.submit(self._put_path, path))
+            if len(futures) > self._window:
+                results.append(futures.popleft().result())
+        results.extend(future.result() for future in futures)
+        return results
+
+    def _put_path(self, path: Path) -> Written:
+        try:
+            with open(path, "rb", buffering=0) as handle:
+                if os.fstat(handle.fileno()).st_size > SMALL_OBJECT:
+                    return self._store.put_file(path)
+                data = handle.readall()
+        except OSError as e:
+            raise os_error("read", path, e) from e
+        digest = blake3_bytes(data)
+        if self._claim(digest.hex):
+            self._write(data, digest.hex)
+        return Written(digest, len(data))
+
+    def _claim(self, hexdigest: str) -> bool:
+        """True when this call should write the object: not stored, not queued already."""
+        with self._lock:
+            if hexdigest in self._queued:
+                return False
+            self._queued.add(hexdigest)
+        return not self._store.has_hex(hexdigest)
+
+    def _fan(self, hexdigest: str) -> str:
+        fan = self._store._objects_prefix + hexdigest[:2]
+        if fan not in self._fans:
+            try:
+                os.mkdir(fan)
+                self._new_fan = True
+            except FileExistsError:
+                pass
+            except OSError as e:
+                raise os_error("write to the store at", self._store.root, e) from e
+            with self._lock:
+                self._fans.add(fan)
+        return fan
+
+    def _write(self, data: bytes, hexdigest: str) -> None:
+        store = self._store
+        fan = self._fan(hexdigest)
+        final = f"{fan}{os.sep}{hexdigest[2:]}"
+        try:
+            if store._unnamed_files():
+                fd = os.open(fan, _O_TMPFILE | os.O_WRONLY, 0o444)
+                try:
+                    _write_all(fd, data)
+                    os.fsync(fd)
+                    try:
+                        # linkat(AT_SYMLINK_FOLLOW) on /proc/self/fd/N names the unnamed file.
+                        os.link(str(fd), final, src_dir_fd=store._proc_fd())
+                    except FileExistsError:
+                        return
+                finally:
+                    os.close(fd)
+            else:
+                temp, fd = create_temp(store.tmp_dir, 0o444)
+                try:
+                    _write_all(fd, data)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                if not publish(temp, Path(final), overwrite=False, sync_directory=False):
+                    return
+        except OSError as e:
+            raise os_error("write to the store at", store.root, e) from e
+        with self._lock:
+            self._touched.add(fan)
+
+    def close(self) -> None:
+        """Wait for every write, then fsync each directory that changed. Raises the first error."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            for future, _ in self._pending:
+                future.result()
+            directories = sorted(self._touched)
+            if self._new_fan:
+                directories.append(str(self._store.objects_dir))
+            try:
+                list(self._pool.map(lambda d: fsync_directory(Path(d)), directories))
+            except OSError as e:
+                raise os_error("write to the store at", self._store.root, e) from e
+        finally:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> Batch:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self._closed = True
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

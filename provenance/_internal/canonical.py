@@ -6,16 +6,21 @@ machine and every run. Two deliberate choices:
 * Integers are written exactly, whatever their size. RFC 8785 assumes IEEE doubles and would round
   535,477,106,688-scale values only past 2**53, but a provenance record must never change a number,
   so an integer above 2**53 is written as its exact decimal digits (as every JSON parser reads it).
-* Most real documents (git manifests, W&B configs of integers and strings) hold no float and no key
-  outside the Basic Multilingual Plane; for them the standard library's C encoder already emits RFC
-  8785 bytes (sorted keys, minimal separators, the same escapes), so we use it. Anything else goes
-  through the reference encoder below, which follows the RFC to the letter.
+* The standard library's C encoder already writes RFC 8785 bytes for everything but floats
+  (sorted keys, minimal separators, the same string escapes) as long as no key lies outside the
+  Basic Multilingual Plane (Python sorts by code point, RFC 8785 by UTF-16 code unit). So one walk
+  checks the types and keys and swaps each float whose Python ``repr`` differs from ECMAScript's
+  spelling (``1e-05``/``1e-5``, ``3.0``/``3``) for a marked placeholder string; the C encoder
+  writes the document and one regex substitution puts the numbers in. Anything the walk does not
+  vouch for goes through the reference encoder below, which follows the RFC to the letter.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+import secrets
 from typing import Any
 
 _ESCAPES = {
@@ -35,37 +40,148 @@ class CanonicalizationError(ValueError):
 
 def dumps(value: Any) -> bytes:
     """Serialise ``value`` to RFC 8785 canonical JSON bytes."""
-    if _plain(value):
-        try:
-            return json.dumps(
-                value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
-            ).encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise CanonicalizationError(f"string is not valid Unicode: {e}") from e
-    parts: list[str] = []
-    _encode(value, parts)
     try:
-        return "".join(parts).encode("utf-8")
+        fast = _fast(value)
+    except RecursionError as e:
+        raise CanonicalizationError("the document is nested too deeply") from e
+    if fast is not None:
+        return fast
+    parts: list[str] = []
+    try:
+        _encode(value, parts)
+    except RecursionError as e:
+        raise CanonicalizationError("the document is nested too deeply") from e
+    return _utf8("".join(parts))
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
     except UnicodeEncodeError as e:
         raise CanonicalizationError(f"string is not valid Unicode: {e}") from e
 
 
-def _plain(value: Any) -> bool:
-    """True when the C encoder's output is already canonical: no floats, only BMP keys."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            for key in item:
-                if type(key) is not str or (not key.isascii() and max(key) > "\uffff"):
-                    return False
-            stack.extend(item.values())
-        elif kind is list or kind is tuple:
-            stack.extend(item)
-        elif kind is float or (kind not in (str, int, bool) and item is not None):
-            return False
-    return True
+class _Unsupported(Exception):
+    """The fast path cannot vouch for this value; the reference encoder decides."""
+
+
+class _Floats:
+    """Placeholders for the floats the C encoder would spell differently from ECMAScript."""
+
+    def __init__(self) -> None:
+        # A fresh random marker per call: a document cannot anticipate it, and the count of
+        # markers in the output is checked, so user text can never be taken for a number.
+        self.marker = "\x00" + secrets.token_hex(8)
+        self.count = 0
+        self._spelled: dict[float, str] = {}
+
+    def swap(self, number: float) -> float | str:
+        text = repr(number)
+        # Between 1e-4 and 1e16 both spell a float the same way (the shortest digits that
+        # round-trip, in positional notation), except integral ones: "3.0" is "3" in ECMAScript.
+        if "e" not in text and text[-1] not in "0nf":
+            return number
+        spelled = self._spelled.get(number)
+        if spelled is None:
+            spelled = format_number(number)  # raises for NaN and infinities
+            self._spelled[number] = spelled
+        if spelled == text:
+            return number
+        self.count += 1
+        return f"{self.marker}{spelled}\x00"
+
+
+def _fast(value: Any) -> bytes | None:
+    floats = _Floats()
+    try:
+        prepared = _prepare(value, floats)
+    except _Unsupported:
+        return None
+    data = _encode_c(prepared)
+    if floats.count:
+        marker = json.dumps(floats.marker).encode()[:-1]  # b'"\\u0000<hex>'
+        if data.count(marker) != floats.count:
+            return None
+        data, swapped = re.subn(re.escape(marker) + rb"([-+.e0-9]+)\\u0000\"", rb"\1", data)
+        if swapped != floats.count:
+            return None
+    return data
+
+
+def _encode_c(value: Any) -> bytes:
+    """Compact JSON with sorted keys from a C encoder: orjson when installed, else the stdlib's.
+
+    Both write the same bytes for what ``_prepare`` lets through (strings escaped alike, keys in
+    code point order, integers exact); orjson refuses integers past 64 bits, the stdlib does not.
+    """
+    try:
+        import orjson
+    except ImportError:
+        pass
+    else:
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            pass
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return _utf8(text)
+
+
+_SCALARS = frozenset({str, int, bool, type(None)})
+_PLAIN = _SCALARS | {float, dict, list, tuple}
+
+
+def _prepare(value: Any, floats: _Floats) -> Any:
+    """Check that a C encoder's output will be canonical; return ``value`` with floats swapped.
+
+    Type checks run over whole containers at C speed (``set(map(type, ...))``); Python code runs
+    only for nested containers and floats. Containers are copied only when a float inside them
+    is swapped.
+    """
+    kind = type(value)
+    if kind is dict:
+        try:
+            ascii_keys = all(map(str.isascii, value))
+        except TypeError:  # a key that is not a string
+            raise _Unsupported from None
+        if not ascii_keys and any(max(key, default="") > "\uffff" for key in value):
+            raise _Unsupported  # sorted by code point here, by UTF-16 code unit in RFC 8785
+        kinds = set(map(type, value.values()))
+        if kinds <= _SCALARS:
+            return value
+        if not kinds <= _PLAIN:
+            raise _Unsupported
+        copy = None
+        for key, item in value.items():
+            if type(item) in _SCALARS:
+                continue
+            new = _prepare(item, floats)
+            if new is not item:
+                if copy is None:
+                    copy = dict(value)
+                copy[key] = new
+        return value if copy is None else copy
+    if kind is list or kind is tuple:
+        kinds = set(map(type, value))
+        if kinds <= _SCALARS:
+            return value
+        if not kinds <= _PLAIN:
+            raise _Unsupported
+        items = None
+        for index, item in enumerate(value):
+            if type(item) in _SCALARS:
+                continue
+            new = _prepare(item, floats)
+            if new is not item:
+                if items is None:
+                    items = list(value)
+                items[index] = new
+        return value if items is None else items
+    if kind is float:
+        return floats.swap(value)
+    if kind in _SCALARS:
+        return value
+    raise _Unsupported
 
 
 def _encode(value: Any, out: list[str]) -> None:

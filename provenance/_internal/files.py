@@ -43,11 +43,12 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def publish(temp: Path, final: Path, *, overwrite: bool) -> bool:
+def publish(temp: Path, final: Path, *, overwrite: bool, sync_directory: bool = True) -> bool:
     """Move a fully written, fsynced temp file into place. Returns False if ``final`` existed.
 
     Without ``overwrite`` the publish is exclusive: a hard link fails when the name is taken,
-    so two writers can never replace each other's file.
+    so two writers can never replace each other's file. ``sync_directory=False`` leaves the
+    directory fsync to the caller (a store batch does it once per directory).
     """
     try:
         if overwrite:
@@ -68,7 +69,8 @@ def publish(temp: Path, final: Path, *, overwrite: bool) -> bool:
     finally:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
-        fsync_directory(final.parent)
+        if sync_directory:
+            fsync_directory(final.parent)
 
 
 def atomic_write(path: Path, data: bytes, *, overwrite: bool = False, mode: int = 0o644) -> bool:

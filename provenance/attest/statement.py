@@ -23,16 +23,27 @@ def subject_name(label: str) -> str:
 
 
 def build(snapshot: Snapshot) -> bytes:
-    """The statement bytes that get signed and stored."""
-    statement = {
-        "_type": STATEMENT_TYPE,
-        "subject": [
-            {"name": subject_name(snapshot.label), "digest": {"sha256": snapshot.sha256().hex}}
-        ],
-        "predicateType": PREDICATE_TYPE,
-        "predicate": snapshot.model_dump(mode="json"),
-    }
-    return canonical.dumps(statement)
+    """The statement bytes that get signed and stored.
+
+    Equal to ``canonical.dumps`` of the whole statement (a test checks it), but the snapshot's
+    canonical bytes, already computed for the subject digest, are spliced in rather than encoded
+    a second time: RFC 8785 orders the four keys ``_type`` < ``predicate`` < ``predicateType`` <
+    ``subject``, and a canonical member is the same bytes wherever it sits.
+    """
+    subject = [{"name": subject_name(snapshot.label), "digest": {"sha256": snapshot.sha256().hex}}]
+    return b"".join(
+        (
+            b'{"_type":',
+            canonical.dumps(STATEMENT_TYPE),
+            b',"predicate":',
+            snapshot.canonical_bytes(),
+            b',"predicateType":',
+            canonical.dumps(PREDICATE_TYPE),
+            b',"subject":',
+            canonical.dumps(subject),
+            b"}",
+        )
+    )
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,12 @@ from typing import IO, Any
 from pydantic import Field
 
 from provenance._internal import redact
+from provenance._internal.oidcache import OidCache
 from provenance._internal.proc import git, git_env
 from provenance.collectors.base import Collector, Recorder, SourceOptions
 from provenance.errors import CollectorError, GitError
 from provenance.model import Capture
+from provenance.store import FILE_CHUNK, SMALL_OBJECT, Store, Written
 
 _SHA = re.compile(r"^[0-9a-f]{7,40}$")
 _URL = re.compile(r"^([a-z][a-z0-9+.-]*://|[^/:]+@[^/:]+:)", re.IGNORECASE)
@@ -150,10 +152,10 @@ class GitCollector(Collector):
             files.append(entry)
         missing = [p for p in paths if p != "." and not any(_under(f["path"], p) for f in files)]
         blobs = [f for f in files if f["type"] == "blob"]
-        for entry, (digest, size) in zip(
-            blobs, _hash_blobs(repo, recorder, [f["oid"] for f in blobs]), strict=True
-        ):
-            recorder.add_blob(entry["path"], digest, size)
+        hashed = _hash_blobs(repo, recorder.store, {f["oid"]: f["size"] for f in blobs})
+        for entry in blobs:
+            hexdigest, size = hashed[entry["oid"]]
+            recorder.add_blob(entry["path"], f"blake3:{hexdigest}", size)
         return {"files": files, "missing_paths": missing}
 
 
@@ -161,63 +163,99 @@ def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix + "/")
 
 
-def _hash_blobs(repo: Path, recorder: Recorder, oids: list[str]) -> list[tuple[str, int]]:
-    """Stream every blob through one ``git cat-file --batch`` into the store."""
-    if not oids:
-        return []
-    with subprocess.Popen(
-        ["git", "cat-file", "--batch"],
+def _hash_blobs(repo: Path, store: Store, sizes: dict[str, int]) -> dict[str, tuple[str, int]]:
+    """blake3 hex and size of every blob, each stored; blobs stored before are not read again.
+
+    The oid cache (``_internal/oidcache``) answers for blobs whose blake3 object is still in the
+    store; the rest stream through one ``git cat-file --batch`` into one store batch.
+    """
+    cache = OidCache(store.cache_dir).load()
+    known: dict[str, tuple[str, int]] = {}
+    wanted: list[str] = []
+    for oid, size in sizes.items():
+        hit = cache.get(oid)
+        if hit is not None and hit[1] == size and store.has_hex(hit[0]):
+            known[oid] = hit
+        else:
+            wanted.append(oid)
+    if wanted:
+        for oid, (hexdigest, size) in _read_blobs(repo, store, wanted).items():
+            known[oid] = (hexdigest, size)
+            cache.add(oid, hexdigest, size)
+        cache.save()  # after the batch closed: entries only ever name durable objects
+    return known
+
+
+def _read_blobs(repo: Path, store: Store, oids: list[str]) -> dict[str, tuple[str, int]]:
+    """Stream blobs through one ``git cat-file --batch`` into the store."""
+    process = subprocess.Popen(
+        ["git", "cat-file", "--batch", "--buffer"],
         cwd=repo,
         env=git_env(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    ) as process:
-        assert process.stdin and process.stdout and process.stderr
-        stdin = process.stdin
+    )
+    assert process.stdin and process.stdout
 
-        def feed() -> None:
-            # A separate thread, so git never blocks on a full stdout pipe while we write.
-            try:
-                stdin.write("".join(f"{oid}\n" for oid in oids).encode())
-                stdin.close()
-            except BrokenPipeError:
-                pass
-
-        feeder = threading.Thread(target=feed, daemon=True)
-        feeder.start()
-        results: list[tuple[str, int]] = []
+    def feed() -> None:
+        assert process.stdin
         try:
+            process.stdin.write("".join(f"{oid}\n" for oid in oids).encode())
+            process.stdin.close()
+        except BrokenPipeError:
+            pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    results: dict[str, tuple[str, int]] = {}
+    out = process.stdout
+    try:
+        with store.batch() as batch:
             for oid in oids:
-                results.append(_read_object(process.stdout, oid, recorder))
-        except BaseException:
-            # We stopped reading (a full disk, a kill): git blocks writing to us and the feeder
-            # blocks writing to git. End git so that both return, else join() waits forever.
-            process.kill()
-            raise
-        finally:
-            feeder.join()
+                header = out.readline().split()
+                if len(header) != 3 or header[0].decode() != oid or header[1] != b"blob":
+                    raise GitError(
+                        f"git cat-file returned an unexpected record for {oid}: {header!r}"
+                    )
+                size = int(header[2])
+                if size <= SMALL_OBJECT:
+                    data = out.read(size)
+                    if len(data) != size:
+                        raise GitError(f"git cat-file ended in the middle of {oid}")
+                    written = batch.put_bytes(data)
+                else:
+                    written = _stream_blob(out, store, oid, size)
+                out.read(1)  # the newline after each object
+                results[oid] = (written.digest.hex, written.size)
+    except BaseException:
+        # We stopped reading (a full disk, a kill): git blocks writing to us and the feeder
+        # blocks writing to git. End git so that both return, else join() waits forever.
+        process.kill()
+        raise
+    finally:
+        process.stdout.close()
+        feeder.join()
+        stderr = ""
+        if process.stderr:
             stderr = process.stderr.read().decode("utf-8", "replace")
+            process.stderr.close()
         if process.wait() != 0 and len(results) != len(oids):
             raise GitError("git cat-file failed", stderr=stderr)
     return results
 
 
-def _read_object(out: IO[bytes], oid: str, recorder: Recorder) -> tuple[str, int]:
-    header = out.readline().split()
-    if len(header) != 3 or header[0].decode() != oid:
-        raise GitError(f"git cat-file returned an unexpected record for {oid}: {header!r}")
-    remaining = int(header[2])
-    with recorder.store.writer() as writer:
+def _stream_blob(out: IO[bytes], store: Store, oid: str, size: int) -> Written:
+    """A large blob, in constant memory."""
+    remaining = size
+    with store.writer(threads=True) as writer:
         while remaining:
-            chunk = out.read(min(remaining, 1 << 20))
+            chunk = out.read(min(remaining, FILE_CHUNK))
             if not chunk:
                 raise GitError(f"git cat-file ended in the middle of {oid}")
             writer.write(chunk)
             remaining -= len(chunk)
-        written = writer.commit()
-    out.read(1)  # the newline after each object
-    return str(written.digest), written.size
+        return writer.commit()
 
 
 def _optional(args: list[str], cwd: Path) -> str | None:

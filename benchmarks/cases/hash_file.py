@@ -1,0 +1,66 @@
+"""Hash a 1 GiB file into the store, against b3sum; and the hash alone, against b3sum."""
+
+from __future__ import annotations
+
+import shutil
+
+from benchmarks import inputs
+from benchmarks.harness import Context, MiB, Plan, Row, Side, case, driver, run_process, shell
+
+
+@case("hash-file")
+def hash_file(context: Context) -> Plan:
+    work = context.work / "hash-file"
+    work.mkdir(parents=True, exist_ok=True)
+    big = inputs.big_file(context.work / "big.bin", context.sizes.big_file)
+    store = work / "store"
+    copy = work / "copy.bin"
+
+    def fresh_store() -> None:
+        shutil.rmtree(store, ignore_errors=True)
+
+    def no_copy() -> None:
+        copy.unlink(missing_ok=True)
+
+    expected = run_process(["b3sum", "--no-names", str(big)]).output.strip()
+    sides = [
+        Side("prov put_file (store)", driver("put-file", store, big), prepare=fresh_store),
+        Side("b3sum", shell(f"b3sum --no-names {big} > /dev/null")),
+        Side("prov blake3_path", driver("hash-file", big)),
+        Side(
+            "dd copy + fsync",
+            shell(f"dd if={big} of={copy} bs=4M conv=fsync status=none"),
+            prepare=no_copy,
+        ),
+    ]
+    size = f"{context.sizes.big_file / MiB:.0f} MiB"
+    got = sides[0].run().output.strip().removeprefix("blake3:")
+    hashed = sides[2].run().output.strip().removeprefix("blake3:")
+    fresh_store()
+    if not (got == hashed == expected):
+        raise RuntimeError(f"digests differ: store {got}, blake3_path {hashed}, b3sum {expected}")
+    return Plan(
+        sides=sides,
+        rows=[
+            Row(
+                f"hash a {size} file into the store",
+                "prov put_file (store)",
+                "b3sum",
+                "speed",
+                0.9,
+                rss_cap=64 * MiB,
+                floor="dd copy + fsync",
+                note="the store must copy the bytes and fsync them; b3sum only reads",
+            ),
+            Row(
+                f"blake3 of a {size} file (no store write)",
+                "prov blake3_path",
+                "b3sum",
+                "speed",
+                0.9,
+                rss_cap=64 * MiB,
+                note="what verify --store and fsck use",
+            ),
+        ],
+        checks=["prov, prov's store and b3sum gave the same blake3"],
+    )
