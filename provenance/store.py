@@ -495,13 +495,17 @@ class Batch:
                     os.close(fd)
             else:
                 temp, fd = create_temp(store.tmp_dir, 0o444)
-                try:
+                try:  # the fd holds the temp file's lock until it is published or removed
                     _write_all(fd, data)
                     os.fsync(fd)
+                    if not publish(temp, Path(final), overwrite=False, sync_directory=False):
+                        return
+                except BaseException:
+                    with contextlib.suppress(FileNotFoundError):
+                        temp.unlink()
+                    raise
                 finally:
                     os.close(fd)
-                if not publish(temp, Path(final), overwrite=False, sync_directory=False):
-                    return
         except OSError as e:
             raise os_error("write to the store at", store.root, e) from e
         with self._lock:

@@ -240,8 +240,10 @@ def _read_blobs(repo: Path, store: Store, oids: list[str]) -> dict[str, tuple[st
         if process.stderr:
             stderr = process.stderr.read().decode("utf-8", "replace")
             process.stderr.close()
-        if process.wait() != 0 and len(results) != len(oids):
-            raise GitError("git cat-file failed", stderr=stderr)
+        status = process.wait()
+    # Only when the loop ended normally: an error raised inside it (a full disk) is the cause.
+    if status != 0 and len(results) != len(oids):
+        raise GitError("git cat-file failed", stderr=stderr)
     return results
 
 
