@@ -334,6 +334,12 @@ class Store:
                 f"object {digest} is missing from the store at {self.root}",
                 hint="the store is incomplete; take the blob from an evidence pack or re-snapshot",
             ) from e
+        except OSError as e:  # a directory or an unreadable file where the object should be
+            raise IntegrityError(
+                f"object {digest} cannot be read from the store at {self.root}",
+                cause=str(e),
+                hint="run `prov fsck` to check the store",
+            ) from e
         if actual != digest:
             raise IntegrityError(f"object {digest} is corrupt: its bytes hash to {actual}")
         return size
@@ -356,7 +362,11 @@ class Store:
             except ValueError:
                 report.corrupt.append(name)
                 continue
-            actual, _ = blake3_path(path)
+            try:
+                actual, _ = blake3_path(path)
+            except OSError:  # a directory or an unreadable file where an object should be
+                report.corrupt.append(name)
+                continue
             if actual != digest:
                 report.corrupt.append(name)
         # Objects are staged in tmp/; index entries next to themselves in snapshots/.
