@@ -86,6 +86,16 @@ def main(argv: list[str] | None = None) -> int:
         "--config-mb", type=float, default=_env("CONFIG_MB", defaults.config_bytes / 1e6 * scale)
     )
     parser.add_argument(
+        "--diff-objects",
+        type=int,
+        default=int(_env("DIFF_OBJECTS", defaults.diff_objects * scale)),
+    )
+    parser.add_argument(
+        "--listing-objects",
+        type=int,
+        default=int(_env("LISTING_OBJECTS", defaults.listing_objects * scale)),
+    )
+    parser.add_argument(
         "--work",
         type=Path,
         default=Path(os.environ.get("PROV_BENCH_WORK", RESULTS / "work")),
@@ -101,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         small_blobs=min(args.small_blobs, args.repo_files),
         envelopes=args.envelopes,
         config_bytes=int(args.config_mb * 1e6),
+        diff_objects=args.diff_objects,
+        listing_objects=args.listing_objects,
     )
     keys = [k.strip() for k in args.cases.split(",") if k.strip()] or list(REGISTRY)
     unknown = [k for k in keys if k not in REGISTRY]

@@ -54,6 +54,7 @@ def run_process(
     stdin: Path | None = None,
     reported: bool = False,
     timeout: float = 900,
+    ok: tuple[int, ...] = (0,),
 ) -> Measurement:
     """Run one command; wall time (or its own report) and the peak RSS of its process tree.
 
@@ -87,7 +88,7 @@ def run_process(
         out.seek(0)
         err.seek(0)
         stdout = out.read().decode("utf-8", "replace")
-        if process.returncode != 0:
+        if process.returncode not in ok:
             stderr = err.read().decode("utf-8", "replace")
             raise BenchError(
                 f"`{shlex.join(argv)}` exited {process.returncode}: {stderr.strip()[-2000:]}"
@@ -139,10 +140,11 @@ class Row:
     prov: str
     baseline: str
     kind: Literal["speed", "time"]
-    target: float
+    target: float | None  # None: no target on the ratio (the row is for its RSS, or its rate)
     rss_cap: int | None = None
     floor: str | None = None
     note: str = ""
+    per: tuple[int, str] | None = None  # (count, unit): also show prov's rate, e.g. objects/s
 
 
 @dataclass
@@ -164,6 +166,8 @@ class Sizes:
     small_blobs: int = 100_000
     envelopes: int = 10_000
     config_bytes: int = 5_000_000
+    diff_objects: int = 1_000_000
+    listing_objects: int = 1_000_000
 
 
 @dataclass
@@ -171,6 +175,8 @@ class Context:
     work: Path
     sizes: Sizes
     rounds: int
+    # Run after the case, even when it fails (a server thread to stop, a big tree to delete).
+    cleanups: list[Callable[[], None]] = field(default_factory=list)
 
 
 CaseSetup = Callable[[Context], Plan]
@@ -224,7 +230,10 @@ class Result:
         return self.ratio_of(self.prov_median)
 
     def meets(self, ratio: float) -> bool:
-        return ratio >= self.row.target if self.row.kind == "speed" else ratio <= self.row.target
+        target = self.row.target
+        if target is None:
+            return True
+        return ratio >= target if self.row.kind == "speed" else ratio <= target
 
     @property
     def rss_ok(self) -> bool:
@@ -255,6 +264,14 @@ class Result:
 
 
 def run_case(case: Case, context: Context, log: Callable[[str], None]) -> list[Result]:
+    try:
+        return _run_case(case, context, log)
+    finally:
+        while context.cleanups:
+            context.cleanups.pop()()
+
+
+def _run_case(case: Case, context: Context, log: Callable[[str], None]) -> list[Result]:
     plan = case.setup(context)
     sides = {side.name: side for side in plan.sides}
     times: dict[str, list[float]] = {name: [] for name in sides}
@@ -301,10 +318,27 @@ def _mib(value: int | None) -> str:
 
 
 def _target(row: Row) -> str:
-    text = f"speed >= {row.target:g}x" if row.kind == "speed" else f"time <= {row.target:g}x"
+    parts = []
+    if row.target is not None:
+        parts.append(
+            f"speed >= {row.target:g}x" if row.kind == "speed" else f"time <= {row.target:g}x"
+        )
     if row.rss_cap:
-        text += f", RSS <= {_mib(row.rss_cap)}"
+        parts.append(f"RSS <= {_mib(row.rss_cap)}")
+    return ", ".join(parts) or "-"
+
+
+def _prov(result: Result) -> str:
+    text = _seconds(result.prov_median)
+    if result.row.per:
+        count, unit = result.row.per
+        text += f" ({count / result.prov_median:,.0f} {unit}/s)"
     return text
+
+
+def _cells(*cells: str) -> str:
+    """One table line; a ``|`` inside a cell (``find | sort``) is escaped, not a column."""
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
 def table(results: list[Result], header: str) -> str:
@@ -319,14 +353,20 @@ def table(results: list[Result], header: str) -> str:
         row = result.row
         if result.error:
             lines.append(
-                f"| {row.title} | - | {row.baseline} | - | - | {_target(row)} | {result.verdict} |"
+                _cells(row.title, "-", row.baseline, "-", "-", _target(row), result.verdict)
             )
             continue
         ratio = f"{result.ratio:.2f}x {'speed' if row.kind == 'speed' else 'time'}"
         lines.append(
-            f"| {row.title} | {_seconds(result.prov_median)} | {row.baseline}: "
-            f"{_seconds(result.baseline_median)} | {ratio} | {_mib(result.prov_rss)} | "
-            f"{_target(row)} | {result.verdict} |"
+            _cells(
+                row.title,
+                _prov(result),
+                f"{row.baseline}: {_seconds(result.baseline_median)}",
+                ratio,
+                _mib(result.prov_rss),
+                _target(row),
+                result.verdict,
+            )
         )
         detail = [f"n={len(result.prov)} rounds"]
         if result.floor:
