@@ -122,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("b3sum is not installed (apt-get install b3sum); `make bench` installs it")
 
     args.work.mkdir(parents=True, exist_ok=True)
+    # prov as a wheel installs it: with bytecode. An editable install writes none when
+    # PYTHONDONTWRITEBYTECODE is set, and every prov process would compile its modules again.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "provenance")], check=True)
     context = Context(args.work.resolve(), sizes, args.rounds)
 
     def log(message: str) -> None:

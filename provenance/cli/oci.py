@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, assert_never
@@ -48,6 +46,8 @@ def push(attestation: Path, image: str, plain_http: bool) -> None:
         data = attestation.read_bytes()
     except OSError as e:
         raise UsageError(f"cannot read {attestation}", cause=str(e)) from e
+    import json
+
     first = data.strip().split(b"\n", 1)[0]
     try:
         json.loads(first)
@@ -84,6 +84,9 @@ def verify_image(
     from provenance.oci.attach import fetch_attestations
     from provenance.oci.reference import parse
     from provenance.verify import Report, verify
+
+    import json
+    import tempfile
 
     reference = parse(image)
     with connect(reference, os.environ, plain_http=plain_http) as client:
