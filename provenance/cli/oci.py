@@ -79,14 +79,14 @@ def verify_image(
     plain_http: bool,
 ) -> None:
     """Find the attestations attached to an image, fetch them, verify each. Exit 0 if all hold."""
+    import json
+    import tempfile
+
     from provenance.errors import ProvError, VerificationError
     from provenance.oci import connect
     from provenance.oci.attach import fetch_attestations
     from provenance.oci.reference import parse
     from provenance.verify import Report, verify
-
-    import json
-    import tempfile
 
     reference = parse(image)
     with connect(reference, os.environ, plain_http=plain_http) as client:
