@@ -288,6 +288,9 @@ def _run_case(case: Case, context: Context, log: Callable[[str], None]) -> list[
         for side in order:
             if side.prepare:
                 side.prepare()
+                # What a prepare deleted or wrote is flushed before the clock starts, so that a
+                # side which syncs does not also wait for the previous run's clean-up.
+                subprocess.run(["sync", "-f", str(context.work)], check=False)
             measured = side.run()
             label = "warm-up" if round_index == 0 else f"round {round_index}"
             log(f"    {label:8s} {side.name:28s} {measured.seconds:8.3f} s")
