@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in (f"results-{stamp.replace(':', '')}.md", "latest.md"):
         (RESULTS / name).write_text(text)
     if not args.keep_work:
-        leftovers = [context.work / name for name in ("git", "store-write", "hash-file")]
+        leftovers = [context.work / name for name in ("git", "store-write", "hash-file", "http")]
         subprocess.run(["rm", "-rf", *map(str, leftovers)], check=False)
     return 1 if any(r.error for r in results) else 0
 
