@@ -124,6 +124,10 @@ class Side:
     name: str
     run: Run
     prepare: Callable[[], None] | None = None  # untimed, before every run (fresh state)
+    # Where one run costs half a minute: run in the warm-up or not, and in how many timed rounds
+    # (None: every round). The table says n= for each row, from prov's side.
+    warm: bool = True
+    rounds: int | None = None
 
 
 @dataclass
@@ -286,6 +290,10 @@ def _run_case(case: Case, context: Context, log: Callable[[str], None]) -> list[
             plan.before_round(round_index)
         order = plan.sides if round_index % 2 == 0 else list(reversed(plan.sides))
         for side in order:
+            if round_index == 0 and not side.warm:
+                continue
+            if round_index and side.rounds is not None and round_index > side.rounds:
+                continue
             if side.prepare:
                 side.prepare()
                 # What a prepare deleted or wrote is flushed before the clock starts, so that a
@@ -374,7 +382,7 @@ def table(results: list[Result], header: str) -> str:
         detail = [f"n={len(result.prov)} rounds"]
         if result.floor:
             floor = statistics.median(result.floor)
-            detail.append(f"floor `{row.floor}`: {_seconds(floor)}")
+            detail.append(f"floor `{row.floor}`: {_seconds(floor)} (n={len(result.floor)})")
         if result.baseline_rss:
             detail.append(f"baseline peak RSS {_mib(result.baseline_rss)}")
         if row.note:
