@@ -147,6 +147,7 @@ class Row:
     target: float | None  # None: no target on the ratio (the row is for its RSS, or its rate)
     rss_cap: int | None = None
     floor: str | None = None
+    floor_of: str = "this machine"  # what the floor stands for: "missed: beyond <floor_of>"
     note: str = ""
     per: tuple[int, str] | None = None  # (count, unit): also show prov's rate, e.g. objects/s
 
@@ -256,7 +257,7 @@ class Result:
                 floor = self.ratio_of(statistics.median(self.floor))
                 if not self.meets(floor):
                     parts.append(
-                        f"missed: beyond this machine ({self.row.floor} alone: {floor:.2f}x)"
+                        f"missed: beyond {self.row.floor_of} ({self.row.floor} alone: {floor:.2f}x)"
                     )
                 else:
                     parts.append(f"missed ({self.row.floor} alone: {floor:.2f}x)")
