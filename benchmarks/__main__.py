@@ -122,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("b3sum is not installed (apt-get install b3sum); `make bench` installs it")
 
     args.work.mkdir(parents=True, exist_ok=True)
+    stale = args.work / ".trash"
+    if stale.exists():  # an interrupted run's: gone before anything is timed
+        subprocess.run(["rm", "-rf", str(stale)], check=False)
+        subprocess.run(["sync", "-f", str(args.work)], check=False)
     # prov as a wheel installs it: with bytecode. An editable install writes none when
     # PYTHONDONTWRITEBYTECODE is set, and every prov process would compile its modules again.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "provenance")], check=True)
@@ -167,9 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     for name in (f"results-{stamp.replace(':', '')}.md", "latest.md"):
         (RESULTS / name).write_text(text)
+    leftovers = [context.trash]
     if not args.keep_work:
-        leftovers = [context.work / name for name in ("git", "store-write", "hash-file", "http")]
-        subprocess.run(["rm", "-rf", *map(str, leftovers)], check=False)
+        leftovers += [context.work / name for name in ("git", "store-write", "hash-file", "http")]
+    subprocess.run(["rm", "-rf", *map(str, leftovers)], check=False)
     return 1 if any(r.error for r in results) else 0
 
 

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,6 +183,21 @@ class Context:
     rounds: int
     # Run after the case, even when it fails (a server thread to stop, a big tree to delete).
     cleanups: list[Callable[[], None]] = field(default_factory=list)
+
+    @property
+    def trash(self) -> Path:
+        return self.work / ".trash"
+
+    def set_aside(self, path: Path) -> None:
+        """Move a previous run's output out of the way with one rename.
+
+        Deleting 100,000 files on a disk mounted with ``discard`` keeps the journal busy long
+        after ``rm`` returns; the next timed run that syncs would pay for it. What is set aside
+        is deleted after the last case (``python -m benchmarks``).
+        """
+        if path.exists() or path.is_symlink():
+            self.trash.mkdir(exist_ok=True)
+            path.rename(self.trash / f"{path.name}-{uuid.uuid4().hex[:12]}")
 
 
 CaseSetup = Callable[[Context], Plan]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-
 from benchmarks import inputs
 from benchmarks.harness import (
     PYTHON,
@@ -37,10 +35,10 @@ def hash_file(context: Context) -> Plan:
     copy = work / "copy.bin"
 
     def fresh_store() -> None:
-        shutil.rmtree(store, ignore_errors=True)
+        context.set_aside(store)
 
     def no_copy() -> None:
-        copy.unlink(missing_ok=True)
+        context.set_aside(copy)
 
     expected = run_process(["b3sum", "--no-names", str(big)]).output.strip()
     sides = [
