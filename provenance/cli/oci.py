@@ -51,7 +51,7 @@ def push(attestation: Path, image: str, plain_http: bool) -> None:
     first = data.strip().split(b"\n", 1)[0]
     try:
         json.loads(first)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise UsageError(
             f"{attestation} is not an attestation file (its first line is not JSON)",
             hint="push the *.intoto.jsonl or *.sigstore.json file that `prov snapshot` wrote",
