@@ -2,8 +2,8 @@
 
 Each case is a real ``prov snapshot`` process (one steady source, one hostile) against the real
 server of provenance/testing/server.py on 127.0.0.1. For each: the process ends within the
-source's configured time (``timeout`` per attempt, 2 s here) plus start-up, its peak RSS (from
-``wait4``) stays under ``RSS_BOUND``, the hostile source is recorded as a failed capture of the
+source's configured time (``timeout`` per attempt, 2 s here) plus start-up, its peak RSS (the
+kernel's VmHWM, see peak.py) stays under ``RSS_BOUND``, the hostile source is recorded as a failed capture of the
 expected type (or as ``ok`` where docs/captures.md says so: a body cut at the cap is ``ok`` with
 ``truncated``), the snapshot is written (exit 4 when a source failed) and its attestation
 verifies. The child runs under RLIMIT_AS, so a regression that inflates a gzip bomb fails the
@@ -35,6 +35,8 @@ from provenance.testing.fixtures import Fixtures, Route
 from provenance.testing.server import LocalServer
 from tests.reliability import figures
 from tests.reliability.evidence import Evidence, run_cli
+
+ROOT = Path(__file__).resolve().parents[2]  # the worktree: `-m tests.reliability.peak` runs from it
 
 TIMEOUT = 2.0  # seconds per attempt, the sources' configured `timeout`
 DEADLINE_SLACK = 1.0  # the capture's own elapsed time may exceed its timeout by this much
@@ -439,15 +441,16 @@ def _run(case: Hostile, root: Path, server: LocalServer, key: Path) -> Run:
     env.pop("no_proxy", None)
     if case.proxy:
         env["HTTP_PROXY"] = server.url
+    peak = root / "peak-rss"
     command = [
-        sys.executable, "-m", "provenance", "snapshot", "-c", str(root / "prov.toml"),
-        "--label", "hostile", "--key", str(key),
+        sys.executable, "-m", "tests.reliability.peak", str(peak),
+        "snapshot", "-c", str(root / "prov.toml"), "--label", "hostile", "--key", str(key),
     ]  # fmt: skip
     out, err = root / "stdout", root / "stderr"
     started = time.monotonic()
     with out.open("wb") as stdout, err.open("wb") as stderr:
         process = subprocess.Popen(
-            command, cwd=root, env=env, stdout=stdout, stderr=stderr, preexec_fn=_limits
+            command, cwd=ROOT, env=env, stdout=stdout, stderr=stderr, preexec_fn=_limits
         )
     killed = threading.Event()
 
@@ -458,16 +461,15 @@ def _run(case: Hostile, root: Path, server: LocalServer, key: Path) -> Run:
     timer = threading.Timer(HARD_KILL, kill)
     timer.start()
     try:
-        _, status, usage = os.wait4(process.pid, 0)
+        process.wait()
     finally:
         timer.cancel()
-    process.returncode = os.waitstatus_to_exitcode(status)
     return Run(
         case,
         root,
         process.returncode,
         time.monotonic() - started,
-        usage.ru_maxrss * 1024,
+        int(peak.read_text()) if peak.exists() else 0,
         out.read_text(errors="replace"),
         err.read_text(errors="replace"),
         killed.is_set(),
