@@ -3,11 +3,11 @@
 Each case is a real ``prov snapshot`` process (one steady source, one hostile) against the real
 server of provenance/testing/server.py on 127.0.0.1. For each: the process ends within the
 source's configured time (``timeout`` per attempt, 2 s here) plus start-up, its peak RSS (the
-kernel's VmHWM, see peak.py) stays under ``RSS_BOUND``, the hostile source is recorded as a failed capture of the
-expected type (or as ``ok`` where docs/captures.md says so: a body cut at the cap is ``ok`` with
-``truncated``), the snapshot is written (exit 4 when a source failed) and its attestation
-verifies. The child runs under RLIMIT_AS, so a regression that inflates a gzip bomb fails the
-test with a MemoryError instead of filling the machine.
+kernel's VmHWM, see peak.py) stays under ``RSS_BOUND``, the hostile source is recorded as a
+failed capture of the expected type (or as ``ok`` where docs/captures.md says so: a body cut at
+the cap is ``ok`` with ``truncated``), the snapshot is written (exit 4 when a source failed)
+and its attestation verifies. The child runs under RLIMIT_AS, so a regression that inflates a
+gzip bomb fails the test with a MemoryError instead of filling the machine.
 """
 
 from __future__ import annotations
