@@ -226,9 +226,19 @@ class LocalSigstore:
 
     # -- the transparency log ----------------------------------------------------------------
 
-    def log_dsse(self, envelope: dict[str, Any], certificate: x509.Certificate) -> dict[str, Any]:
-        """Add a dsse/0.0.1 entry; return the bundle's tlogEntries item for it."""
-        pem = certificate.public_bytes(serialization.Encoding.PEM)
+    def log_dsse(
+        self, envelope: dict[str, Any], certificate: x509.Certificate | ec.EllipticCurvePublicKey
+    ) -> dict[str, Any]:
+        """Add a dsse/0.0.1 entry; return the bundle's tlogEntries item for it.
+
+        The verifier logged is the certificate, or for a managed-key bundle the public key.
+        """
+        if isinstance(certificate, x509.Certificate):
+            pem = certificate.public_bytes(serialization.Encoding.PEM)
+        else:
+            pem = certificate.public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
         payload = base64.b64decode(envelope["payload"])
         body = json.dumps(
             {
@@ -312,6 +322,27 @@ class LocalSigstore:
 
     def identity(self) -> str:
         return self.last_identity
+
+    def sign_dsse_with_key(
+        self, statement: bytes, key: ec.EllipticCurvePrivateKey, hint: str = ""
+    ) -> bytes:
+        """A managed-key bundle: no certificate; the key's public half is what the log holds
+        (``verificationMaterial.publicKey``; verify with that public key)."""
+        from sigstore import dsse
+        from sigstore_models.bundle.v1 import Bundle as RawBundle
+
+        envelope = json.loads(dsse._sign(key, dsse.Statement(statement)).to_json())
+        bundle = {
+            "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+            "verificationMaterial": {
+                "publicKey": {"hint": hint},
+                "tlogEntries": [self.log_dsse(envelope, key.public_key())],
+            },
+            "dsseEnvelope": envelope,
+        }
+        data = json.dumps(bundle, separators=(",", ":")).encode()
+        RawBundle.from_json(data)  # the bundle schema must accept what we assembled
+        return data
 
     # -- trust -------------------------------------------------------------------------------
 
