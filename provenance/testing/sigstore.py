@@ -30,6 +30,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
 
+from provenance.testing.certs import ca_certificate
+
 if TYPE_CHECKING:
     from provenance.testing.tsa import LocalTSA
 
@@ -115,34 +117,13 @@ class LocalSigstore:
                 x509.NameAttribute(NameOID.COMMON_NAME, "prov test fulcio"),
             ]
         )
-        self.ca = (
-            x509.CertificateBuilder()
-            .subject_name(name)
-            .issuer_name(name)
-            .public_key(self.ca_key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(self.started)
-            .not_valid_after(self.started + datetime.timedelta(days=365))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=1), critical=True)
-            .add_extension(
-                x509.KeyUsage(
-                    digital_signature=False,
-                    content_commitment=False,
-                    key_encipherment=False,
-                    data_encipherment=False,
-                    key_agreement=False,
-                    key_cert_sign=True,
-                    crl_sign=True,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
-                critical=True,
-            )
-            .add_extension(
-                x509.SubjectKeyIdentifier.from_public_key(self.ca_key.public_key()),
-                critical=False,
-            )
-            .sign(self.ca_key, hashes.SHA384())
+        self.ca = ca_certificate(
+            self.ca_key,
+            name,
+            self.started,
+            self.started + datetime.timedelta(days=365),
+            path_length=1,
+            hash_algorithm=hashes.SHA384(),
         )
         self.ct_key = ec.generate_private_key(ec.SECP256R1())
         self.log_key = ec.generate_private_key(ec.SECP256R1())
