@@ -121,12 +121,12 @@ def summarise(report: dict[str, Any]) -> tuple[list[str], list[str]]:
     for category, counts in report["counts"].items():
         format_ = _tamper if category.startswith("tamper:") else FORMATS.get(category, _generic)
         line, found = format_(category, counts)
-        lines.append(f"  {category:<14} {line}")
+        lines.append(f"  {category:<16} {line}")
         problems += found
     wrongly = sum(
         v for c in report["counts"].values() for k, v in c.items() if k == "wrongly accepted"
     )
-    lines.append(f"  {'TOTAL':<14} wrongly accepted: {wrongly}")
+    lines.append(f"  {'TOTAL':<16} wrongly accepted: {wrongly}")
     for category, notes in report["notes"].items():
         lines += [f"  note ({category}): {note}" for note in notes]
     return lines, problems
