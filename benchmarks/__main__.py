@@ -86,6 +86,16 @@ def main(argv: list[str] | None = None) -> int:
         "--config-mb", type=float, default=_env("CONFIG_MB", defaults.config_bytes / 1e6 * scale)
     )
     parser.add_argument(
+        "--diff-objects",
+        type=int,
+        default=int(_env("DIFF_OBJECTS", defaults.diff_objects * scale)),
+    )
+    parser.add_argument(
+        "--listing-objects",
+        type=int,
+        default=int(_env("LISTING_OBJECTS", defaults.listing_objects * scale)),
+    )
+    parser.add_argument(
         "--work",
         type=Path,
         default=Path(os.environ.get("PROV_BENCH_WORK", RESULTS / "work")),
@@ -101,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         small_blobs=min(args.small_blobs, args.repo_files),
         envelopes=args.envelopes,
         config_bytes=int(args.config_mb * 1e6),
+        diff_objects=args.diff_objects,
+        listing_objects=args.listing_objects,
     )
     keys = [k.strip() for k in args.cases.split(",") if k.strip()] or list(REGISTRY)
     unknown = [k for k in keys if k not in REGISTRY]
@@ -110,6 +122,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("b3sum is not installed (apt-get install b3sum); `make bench` installs it")
 
     args.work.mkdir(parents=True, exist_ok=True)
+    stale = args.work / ".trash"
+    if stale.exists():  # an interrupted run's: gone before anything is timed
+        subprocess.run(["rm", "-rf", str(stale)], check=False)
+        subprocess.run(["sync", "-f", str(args.work)], check=False)
+    # prov as a wheel installs it: with bytecode. An editable install writes none when
+    # PYTHONDONTWRITEBYTECODE is set, and every prov process would compile its modules again.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "provenance")], check=True)
     context = Context(args.work.resolve(), sizes, args.rounds)
 
     def log(message: str) -> None:
@@ -152,9 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     for name in (f"results-{stamp.replace(':', '')}.md", "latest.md"):
         (RESULTS / name).write_text(text)
+    leftovers = [context.trash]
     if not args.keep_work:
-        leftovers = [context.work / name for name in ("git", "store-write", "hash-file")]
-        subprocess.run(["rm", "-rf", *map(str, leftovers)], check=False)
+        leftovers += [context.work / name for name in ("git", "store-write", "hash-file", "http")]
+    subprocess.run(["rm", "-rf", *map(str, leftovers)], check=False)
     return 1 if any(r.error for r in results) else 0
 
 

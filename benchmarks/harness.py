@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,7 @@ def run_process(
     stdin: Path | None = None,
     reported: bool = False,
     timeout: float = 900,
+    ok: tuple[int, ...] = (0,),
 ) -> Measurement:
     """Run one command; wall time (or its own report) and the peak RSS of its process tree.
 
@@ -87,7 +89,7 @@ def run_process(
         out.seek(0)
         err.seek(0)
         stdout = out.read().decode("utf-8", "replace")
-        if process.returncode != 0:
+        if process.returncode not in ok:
             stderr = err.read().decode("utf-8", "replace")
             raise BenchError(
                 f"`{shlex.join(argv)}` exited {process.returncode}: {stderr.strip()[-2000:]}"
@@ -123,6 +125,10 @@ class Side:
     name: str
     run: Run
     prepare: Callable[[], None] | None = None  # untimed, before every run (fresh state)
+    # Where one run costs half a minute: run in the warm-up or not, and in how many timed rounds
+    # (None: every round). The table says n= for each row, from prov's side.
+    warm: bool = True
+    rounds: int | None = None
 
 
 @dataclass
@@ -139,10 +145,12 @@ class Row:
     prov: str
     baseline: str
     kind: Literal["speed", "time"]
-    target: float
+    target: float | None  # None: no target on the ratio (the row is for its RSS, or its rate)
     rss_cap: int | None = None
     floor: str | None = None
+    floor_of: str = "this machine"  # what the floor stands for: "missed: beyond <floor_of>"
     note: str = ""
+    per: tuple[int, str] | None = None  # (count, unit): also show prov's rate, e.g. objects/s
 
 
 @dataclass
@@ -164,6 +172,8 @@ class Sizes:
     small_blobs: int = 100_000
     envelopes: int = 10_000
     config_bytes: int = 5_000_000
+    diff_objects: int = 1_000_000
+    listing_objects: int = 1_000_000
 
 
 @dataclass
@@ -171,6 +181,23 @@ class Context:
     work: Path
     sizes: Sizes
     rounds: int
+    # Run after the case, even when it fails (a server thread to stop, a big tree to delete).
+    cleanups: list[Callable[[], None]] = field(default_factory=list)
+
+    @property
+    def trash(self) -> Path:
+        return self.work / ".trash"
+
+    def set_aside(self, path: Path) -> None:
+        """Move a previous run's output out of the way with one rename.
+
+        Deleting 100,000 files on a disk mounted with ``discard`` keeps the journal busy long
+        after ``rm`` returns; the next timed run that syncs would pay for it. What is set aside
+        is deleted after the last case (``python -m benchmarks``).
+        """
+        if path.exists() or path.is_symlink():
+            self.trash.mkdir(exist_ok=True)
+            path.rename(self.trash / f"{path.name}-{uuid.uuid4().hex[:12]}")
 
 
 CaseSetup = Callable[[Context], Plan]
@@ -224,7 +251,10 @@ class Result:
         return self.ratio_of(self.prov_median)
 
     def meets(self, ratio: float) -> bool:
-        return ratio >= self.row.target if self.row.kind == "speed" else ratio <= self.row.target
+        target = self.row.target
+        if target is None:
+            return True
+        return ratio >= target if self.row.kind == "speed" else ratio <= target
 
     @property
     def rss_ok(self) -> bool:
@@ -243,7 +273,7 @@ class Result:
                 floor = self.ratio_of(statistics.median(self.floor))
                 if not self.meets(floor):
                     parts.append(
-                        f"missed: beyond this machine ({self.row.floor} alone: {floor:.2f}x)"
+                        f"missed: beyond {self.row.floor_of} ({self.row.floor} alone: {floor:.2f}x)"
                     )
                 else:
                     parts.append(f"missed ({self.row.floor} alone: {floor:.2f}x)")
@@ -255,6 +285,14 @@ class Result:
 
 
 def run_case(case: Case, context: Context, log: Callable[[str], None]) -> list[Result]:
+    try:
+        return _run_case(case, context, log)
+    finally:
+        while context.cleanups:
+            context.cleanups.pop()()
+
+
+def _run_case(case: Case, context: Context, log: Callable[[str], None]) -> list[Result]:
     plan = case.setup(context)
     sides = {side.name: side for side in plan.sides}
     times: dict[str, list[float]] = {name: [] for name in sides}
@@ -269,8 +307,15 @@ def run_case(case: Case, context: Context, log: Callable[[str], None]) -> list[R
             plan.before_round(round_index)
         order = plan.sides if round_index % 2 == 0 else list(reversed(plan.sides))
         for side in order:
+            if round_index == 0 and not side.warm:
+                continue
+            if round_index and side.rounds is not None and round_index > side.rounds:
+                continue
             if side.prepare:
                 side.prepare()
+                # What a prepare deleted or wrote is flushed before the clock starts, so that a
+                # side which syncs does not also wait for the previous run's clean-up.
+                subprocess.run(["sync", "-f", str(context.work)], check=False)
             measured = side.run()
             label = "warm-up" if round_index == 0 else f"round {round_index}"
             log(f"    {label:8s} {side.name:28s} {measured.seconds:8.3f} s")
@@ -301,10 +346,27 @@ def _mib(value: int | None) -> str:
 
 
 def _target(row: Row) -> str:
-    text = f"speed >= {row.target:g}x" if row.kind == "speed" else f"time <= {row.target:g}x"
+    parts = []
+    if row.target is not None:
+        parts.append(
+            f"speed >= {row.target:g}x" if row.kind == "speed" else f"time <= {row.target:g}x"
+        )
     if row.rss_cap:
-        text += f", RSS <= {_mib(row.rss_cap)}"
+        parts.append(f"RSS <= {_mib(row.rss_cap)}")
+    return ", ".join(parts) or "-"
+
+
+def _prov(result: Result) -> str:
+    text = _seconds(result.prov_median)
+    if result.row.per:
+        count, unit = result.row.per
+        text += f" ({count / result.prov_median:,.0f} {unit}/s)"
     return text
+
+
+def _cells(*cells: str) -> str:
+    """One table line; a ``|`` inside a cell (``find | sort``) is escaped, not a column."""
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
 def table(results: list[Result], header: str) -> str:
@@ -319,19 +381,25 @@ def table(results: list[Result], header: str) -> str:
         row = result.row
         if result.error:
             lines.append(
-                f"| {row.title} | - | {row.baseline} | - | - | {_target(row)} | {result.verdict} |"
+                _cells(row.title, "-", row.baseline, "-", "-", _target(row), result.verdict)
             )
             continue
         ratio = f"{result.ratio:.2f}x {'speed' if row.kind == 'speed' else 'time'}"
         lines.append(
-            f"| {row.title} | {_seconds(result.prov_median)} | {row.baseline}: "
-            f"{_seconds(result.baseline_median)} | {ratio} | {_mib(result.prov_rss)} | "
-            f"{_target(row)} | {result.verdict} |"
+            _cells(
+                row.title,
+                _prov(result),
+                f"{row.baseline}: {_seconds(result.baseline_median)}",
+                ratio,
+                _mib(result.prov_rss),
+                _target(row),
+                result.verdict,
+            )
         )
         detail = [f"n={len(result.prov)} rounds"]
         if result.floor:
             floor = statistics.median(result.floor)
-            detail.append(f"floor `{row.floor}`: {_seconds(floor)}")
+            detail.append(f"floor `{row.floor}`: {_seconds(floor)} (n={len(result.floor)})")
         if result.baseline_rss:
             detail.append(f"baseline peak RSS {_mib(result.baseline_rss)}")
         if row.note:

@@ -217,3 +217,158 @@ def wandb_config(target_bytes: int, seed: int = 5) -> dict[str, object]:
         index += 1
     config["data"] = {"tokenizer": "meta-llama/Meta-Llama-3.1-8B", "components": components}
     return config
+
+
+@dataclass(frozen=True)
+class ListingPair:
+    store: Path
+    before: str  # snapshot labels in the store
+    after: str
+    manifests: tuple[Path, Path]  # the two manifest blobs, as files in the store
+    count: int
+    differing: int  # objects added, removed or changed
+    changed: int
+    removed: int
+    added: int
+
+    @property
+    def manifest_bytes(self) -> int:
+        return self.manifests[0].stat().st_size
+
+
+def _listing_entry(index: int, key: str, version: int) -> dict[str, object]:
+    import hashlib
+
+    seed = f"{key}@{version}".encode()
+    size = 1 << 20 if version == 0 else (1 << 20) + 4096 * version
+    size += int.from_bytes(hashlib.blake2s(seed, digest_size=2).digest(), "big")
+    day, second = divmod(index // 7 + 86400 * version, 86400)
+    return {
+        "key": key,
+        "size": size,
+        "etag": f'"{hashlib.md5(seed, usedforsecurity=False).hexdigest()}"',
+        "last_modified": f"2026-08-{18 + day:02d}T{second // 3600:02d}:{second // 60 % 60:02d}:"
+        f"{second % 60:02d}Z",
+        "storage_class": "STANDARD",
+    }
+
+
+def listing_pair(path: Path, count: int, changed_fraction: float) -> ListingPair:
+    """Two snapshots of an S3-shaped listing of ``count`` objects (one ``listing`` capture each,
+    signed, in one store), the second with ``changed_fraction`` of the objects differing: three
+    fifths rewritten (new size, ETag, Last-Modified), one fifth deleted, one fifth new keys.
+
+    Manifests are written with prov's own ``ManifestWriter`` (canonical lines, Merkle root), the
+    captures shaped as the listing collector shapes them (docs/captures.md, "listing").
+    """
+    from provenance import __version__
+    from provenance.attest import keys
+    from provenance.attest import statement as statements
+    from provenance.attest.signing import DsseAttester
+    from provenance.manifest import BLOB_NAME, MEDIA_TYPE, ManifestWriter
+    from provenance.model import BlobRef, Capture, Snapshot
+    from provenance.store import SnapshotEntry, Store
+
+    differing = max(5, int(count * changed_fraction))
+    removed = added = differing // 5
+    changed = differing - removed - added
+    marker = path / ".bench-done"
+    summary = {"count": count, "changed": changed, "removed": removed, "added": added}
+    labels = ("listing-before", "listing-after")
+    store = Store(path / "store")
+
+    def manifest_paths() -> tuple[Path, Path]:
+        from provenance.digest import Digest
+        from provenance.resolve import load
+
+        found = []
+        for label in labels:
+            capture = load(label, store).snapshot.captures[0]
+            found.append(store.object_path(Digest.parse(capture.blobs[0].digest)))
+        return found[0], found[1]
+
+    def pair() -> ListingPair:
+        return ListingPair(
+            store.root, *labels, manifest_paths(), count, differing, changed, removed, added
+        )
+
+    if marker.is_file() and json.loads(marker.read_text()) == summary:
+        return pair()
+    subprocess.run(["rm", "-rf", str(path)], check=True)
+    path.mkdir(parents=True)
+    store.init()
+    rng = random.Random(17)
+    picked = rng.sample(range(count), changed + removed + added)
+    rewritten, deleted, inserted = (
+        set(picked[:changed]),
+        set(picked[changed : changed + removed]),
+        set(picked[changed + removed :]),
+    )
+    per_cell = 5000
+
+    def entries(after: bool) -> Iterator[dict[str, object]]:
+        for index in range(count):
+            key = f"c{index // per_cell:04d}/shard-{index:07d}.jsonl.zst"
+            if not (after and index in deleted):
+                yield _listing_entry(index, key, 1 if after and index in rewritten else 0)
+            if after and index in inserted:  # ".p" sorts after ".j": right after its neighbour
+                extra = f"c{index // per_cell:04d}/shard-{index:07d}.part2.jsonl.zst"
+                yield _listing_entry(index, extra, 0)
+
+    key_dir = path / "key"
+    key_dir.mkdir()
+    signer = keys.load_signer(keys.generate(key_dir, "bench")[0])
+    attester = DsseAttester([signer])
+    for label, after in zip(labels, (False, True), strict=True):
+        writer = ManifestWriter(store)
+        for entry in entries(after):
+            writer.add(entry)
+        info = writer.commit()
+        request = {
+            "url": "s3://bench-bucket/tokenized/",
+            "endpoint_url": None,
+            "anonymous": True,
+            "versions": False,
+            "content": False,
+        }
+        data = {
+            "protocol": "s3",
+            "manifest": info.to_json(),
+            "prefixes": [p.__dict__ for p in writer.prefixes],
+            "prefixes_truncated": writer.prefixes_truncated,
+        }
+        blob = BlobRef(name=BLOB_NAME, digest=info.blob, size=info.blob_size, media_type=MEDIA_TYPE)
+        moment = "2026-08-18T00:00:00Z" if not after else "2026-08-25T00:00:00Z"
+        capture = Capture(
+            source="tokenized",
+            kind="listing",
+            tool_version=__version__,
+            started=moment,
+            ended=moment,
+            request=request,
+            status="ok",
+            establishes=("provider-asserted",),
+            data=data,
+            blobs=(blob,),
+            digest=Capture.content_digest(
+                "listing", request, data, [blob.model_dump(mode="json")], None
+            ),
+        )
+        snapshot = Snapshot(label=label, created=moment, captures=(capture,))
+        document = attester.attest(statements.build(snapshot))
+        envelope = store.put_bytes(document)
+        (path / f"{label}.intoto.jsonl").write_bytes(document)
+        store.add_snapshot(
+            SnapshotEntry(
+                sha256=snapshot.sha256().hex,
+                label=label,
+                created=moment,
+                attestation=str(envelope.digest),
+                path=str(path / f"{label}.intoto.jsonl"),
+                signers=attester.signer_ids(),
+                sources=["tokenized"],
+                failed=[],
+            )
+        )
+    marker.write_text(json.dumps(summary))
+    return pair()

@@ -7,6 +7,10 @@ attestation file, a label or id in the store, or an evidence pack that carries i
 
 from __future__ import annotations
 
+import contextlib
+import mmap
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -23,6 +27,10 @@ class BlobSource(Protocol):
         """The bytes at a ``blake3:<hex>`` address, checked; ``None`` when not held here."""
         ...
 
+    def mapped(self, digest: str) -> AbstractContextManager[mmap.mmap | bytes | None]:
+        """Like ``get`` for one pass over a large blob: a store maps the file, not a copy."""
+        ...
+
 
 @dataclass(frozen=True)
 class NoBlobs:
@@ -30,6 +38,9 @@ class NoBlobs:
 
     def get(self, digest: str) -> bytes | None:
         return None
+
+    def mapped(self, digest: str) -> AbstractContextManager[mmap.mmap | bytes | None]:
+        return contextlib.nullcontext()
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,18 @@ class StoreBlobs:
         if not self.store.has(parsed):
             return None
         return self.store.read(parsed)
+
+    @contextlib.contextmanager
+    def mapped(self, digest: str) -> Iterator[mmap.mmap | bytes | None]:
+        try:
+            parsed = Digest.parse(digest)
+        except ValueError:
+            parsed = None
+        if parsed is None or not self.store.has(parsed):
+            yield None
+            return
+        with self.store.mapped(parsed) as view:
+            yield view
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,7 @@ def encoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     """Run a test with the fast path on orjson, then on the standard library's encoder."""
     if request.param == "stdlib":
         monkeypatch.setitem(sys.modules, "orjson", None)  # import orjson -> ImportError
+        monkeypatch.setattr(canonical, "_ORJSON", None)  # forget the orjson found before
     return str(request.param)
 
 
@@ -204,6 +205,7 @@ def test_randomized_float_bit_patterns_match_rfc8785(bits: int) -> None:
 
 def test_stdlib_fast_path_matches_on_randomized_documents(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "orjson", None)
+    monkeypatch.setattr(canonical, "_ORJSON", None)
 
     @settings(max_examples=150, deadline=None)
     @given(document=json_documents)
@@ -233,3 +235,108 @@ def test_statement_splice_equals_full_canonicalisation() -> None:
         "predicate": snapshot.model_dump(mode="json"),
     }
     assert statement.build(snapshot) == canonical.dumps(whole) == rfc8785.dumps(whole)
+
+
+# -- the direct path (orjson's bytes, floats re-spelled) -----------------------------------------
+
+
+def test_the_direct_path_is_live() -> None:
+    """Otherwise every test above would pass through the slower paths and prove nothing of it."""
+    assert canonical._orjson() is not None
+    document = {"lr": 3e-4, "steps": 3.0, "tiny": 2.5e-6, "big": 1e17, "zero": -0.0, "s": "a"}
+    assert canonical._direct(document) == rfc8785.dumps(document)
+
+
+@settings(max_examples=400, deadline=None)
+@given(document=st.lists(json_documents, max_size=4) | st.dictionaries(st.text(), json_documents))
+def test_each_path_matches_rfc8785_or_declines(document: Any) -> None:
+    """Whichever path ``dumps`` would take, each one alone gives rfc8785's bytes or None."""
+    expected = rfc8785.dumps(document)
+    for path in (canonical._direct, canonical._fast):
+        produced = path(document)
+        assert produced is None or produced == expected, path.__name__
+
+
+@settings(max_examples=300, deadline=None)
+@given(bits=st.lists(st.integers(min_value=0, max_value=2**64 - 1), min_size=1, max_size=8))
+def test_direct_path_floats_match_rfc8785(bits: list[int]) -> None:
+    numbers = [n for n in map(_float, bits) if not (math.isnan(n) or math.isinf(n))]
+    document = {"xs": numbers, "m": {"a": numbers[:1]}}
+    produced = canonical._direct(document)
+    assert produced is not None
+    assert produced == rfc8785.dumps(document)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["1.0,2.0", "[3.0]", "{x: 4.0}", ":1e-6,", "[2e+17]", "-0.0,", "v1.0}"],
+)
+def test_text_shaped_like_a_rewritten_float_is_left_alone(text: str) -> None:
+    """Strings holding what the float rewrites look for send the document to the walk."""
+    document = {"note": text, "value": 3.0, "small": 1.5e-6, text: [text]}
+    assert canonical._direct(document) is None
+    assert canonical.dumps(document) == rfc8785.dumps(document)
+
+
+def test_an_escape_before_an_exponent_shape_is_not_a_number() -> None:
+    # "\x1e-6]" is written "\u001e-6]": hex digits then "e-6", inside a string.
+    document = {"s": "\x1e-6]", "t": ["\x1e+17,"], "n": [1.5e-6, 1e17]}
+    assert canonical._direct(document) == rfc8785.dumps(document)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_nan_next_to_null_is_refused(bad: float) -> None:
+    """orjson writes NaN as null; marshal's bytes show it was not None."""
+    with pytest.raises(canonical.CanonicalizationError):
+        canonical.dumps({"loss": [None, 1.5, bad], "x": None})
+
+
+def test_nulls_without_nan_stay_on_the_direct_path() -> None:
+    document = {"a": None, "b": [None, 1.0, 0.25], "c": {"d": None}}
+    assert canonical._direct(document) == rfc8785.dumps(document)
+
+
+def test_types_only_orjson_knows_are_refused_as_the_reference_refuses_them() -> None:
+    import dataclasses
+    import datetime
+    import uuid
+
+    import orjson
+
+    class Colour(enum.Enum):
+        RED = 1
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+
+    for odd in (
+        Colour.RED,
+        uuid.UUID(int=7),
+        datetime.date(2026, 8, 18),
+        Point(1),
+        orjson.Fragment(b"1"),
+        b"bytes",
+        {1, 2},
+    ):
+        assert canonical._direct({"v": [odd]}) is None
+        with pytest.raises(canonical.CanonicalizationError):
+            canonical.dumps({"v": [odd]})
+
+
+def test_subclasses_and_keys_outside_the_bmp_take_the_walk() -> None:
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Name(str):
+        pass
+
+    for document in (
+        {"level": Level.HIGH},
+        {Name("k"): 1.0},
+        {"\U0001f600": 1, "\uffff": 2},
+        {"a": "\U0001f600"},
+        {"n": 2**64 + 1},
+    ):
+        assert canonical._direct(document) is None
+        assert canonical.dumps(document) == _reference(document)

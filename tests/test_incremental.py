@@ -19,6 +19,7 @@ from typing import Any
 import blake3
 import pytest
 
+from provenance import store as store_module
 from provenance._internal.oidcache import OidCache
 from provenance.collectors import git as git_collector
 from provenance.collectors.base import CollectContext
@@ -153,17 +154,33 @@ def test_segments_are_merged(repo: GitRepo, tmp_path: Path) -> None:
     same_observation(capture(repo, store), cold)
 
 
-@pytest.mark.parametrize("unnamed", [True, False], ids=["o_tmpfile", "temp-files"])
-def test_batch_writes_equal_single_writes(tmp_path: Path, unnamed: bool) -> None:
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("mode", ["syncfs", "o_tmpfile", "temp-files"])
+def test_batch_writes_equal_single_writes(
+    tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """syncfs: unnamed files staged and made durable together (3 per syncfs here, so several
+    rounds); o_tmpfile: each unnamed file fsynced (no syncfs); temp-files: no O_TMPFILE."""
     contents = [os.urandom(n) for n in (0, 1, 100, 4096, 70_000)] + [b"same"] * 3
+    contents += [os.urandom(n % 300) for n in range(40)]
     single = Store(tmp_path / "single").init()
     expected = [single.put_bytes(data) for data in contents]
 
     batched = Store(tmp_path / "batched").init()
-    if not unnamed:
+    if mode == "syncfs":
+        monkeypatch.setattr(store_module, "_stage_limit", lambda: 3)
+    elif mode == "o_tmpfile":
+        monkeypatch.setattr(store_module, "_syncfs", lambda: None)
+    else:
         batched._unnamed = False  # as on a filesystem without O_TMPFILE
+    fds = _open_fds()
     with batched.batch(workers=4) as batch:
+        assert (batch._stage is not None) == (mode == "syncfs")
         written = [batch.put_bytes(data) for data in contents]
+    assert _open_fds() == fds
     assert written == expected
     for data, item in zip(contents, written, strict=True):
         path = batched.object_path(item.digest)
@@ -195,6 +212,19 @@ def test_a_failed_batch_write_raises(tmp_path: Path) -> None:
     store = Store(tmp_path / "store").init()
     with pytest.raises(Exception, match="read"), store.batch() as batch:
         batch.put_files([tmp_path / "missing"])
+
+
+def test_a_batch_left_by_an_error_links_nothing_staged_and_closes_every_file(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / "store").init()
+    fds = _open_fds()
+    with pytest.raises(RuntimeError), store.batch() as batch:
+        written = [batch.put_bytes(os.urandom(100)) for _ in range(5)]
+        raise RuntimeError("the caller failed")
+    assert _open_fds() == fds
+    if store._unnamed_files() and store_module._syncfs() is not None:
+        assert not any(store.has(item.digest) for item in written)
 
 
 @pytest.mark.parametrize("size", [0, 1, 1 << 20, WINDOW - 1, WINDOW, WINDOW + 1, 2 * WINDOW + 7])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 from benchmarks import inputs
@@ -22,7 +21,7 @@ def store_write(context: Context) -> Plan:
     if count > len(repo.files):
         raise ValueError(f"small_blobs ({count}) exceeds repo_files ({len(repo.files)})")
     work = context.work / "store-write"
-    shutil.rmtree(work, ignore_errors=True)
+    context.set_aside(work)
     work.mkdir(parents=True)
     listing = work / "paths.txt"
     listing.write_text("".join(f"{path}\n" for path in repo.files[:count]))
@@ -30,10 +29,10 @@ def store_write(context: Context) -> Plan:
     env = inputs.git_env()
 
     def fresh_store() -> None:
-        shutil.rmtree(store, ignore_errors=True)
+        context.set_aside(store)
 
     def fresh_git() -> None:
-        shutil.rmtree(git_dir, ignore_errors=True)
+        context.set_aside(git_dir)
         subprocess.run(["git", "init", "-q", "--bare", str(git_dir)], check=True, env=env)
 
     def warm_up() -> None:

@@ -6,18 +6,28 @@ machine and every run. Two deliberate choices:
 * Integers are written exactly, whatever their size. RFC 8785 assumes IEEE doubles and would round
   535,477,106,688-scale values only past 2**53, but a provenance record must never change a number,
   so an integer above 2**53 is written as its exact decimal digits (as every JSON parser reads it).
-* The standard library's C encoder already writes RFC 8785 bytes for everything but floats
-  (sorted keys, minimal separators, the same string escapes) as long as no key lies outside the
-  Basic Multilingual Plane (Python sorts by code point, RFC 8785 by UTF-16 code unit). So one walk
-  checks the types and keys and swaps each float whose Python ``repr`` differs from ECMAScript's
-  spelling (``1e-05``/``1e-5``, ``3.0``/``3``) for a marked placeholder string; the C encoder
-  writes the document and one regex substitution puts the numbers in. Anything the walk does not
-  vouch for goes through the reference encoder below, which follows the RFC to the letter.
+* A C encoder writes RFC 8785 bytes for everything but some floats (sorted keys, minimal
+  separators, the same string escapes) as long as no key lies outside the Basic Multilingual
+  Plane (Python sorts by code point, RFC 8785 by UTF-16 code unit).
+
+Three paths, the first that can vouch for a document wins (tests/test_canonical.py holds each to
+the ``rfc8785`` package, byte for byte):
+
+1. ``_direct``: orjson writes the whole document once; the float spellings that differ from
+   ECMAScript's (``3.0`` for ``3``, ``1e-6`` and ``1e+16``..``1e+20`` for positional digits) are
+   rewritten in the bytes. What orjson cannot be trusted with is ruled out at C speed, without
+   walking the document in Python: ``marshal`` refuses every type but the exact built-ins, and
+   its bytes show whether a float is NaN or infinite (orjson would write ``null``) and whether a
+   string holds text a rewrite would touch.
+2. ``_fast``: a Python walk checks types and keys and swaps each float whose spelling differs for
+   a marked placeholder; a C encoder writes the document and the numbers are put back.
+3. ``_encode``: the reference encoder, which follows the RFC to the letter.
 """
 
 from __future__ import annotations
 
 import json
+import marshal
 import math
 import re
 import secrets
@@ -40,6 +50,10 @@ class CanonicalizationError(ValueError):
 
 def dumps(value: Any) -> bytes:
     """Serialise ``value`` to RFC 8785 canonical JSON bytes."""
+    if type(value) in _CONTAINERS:
+        direct = _direct(value)
+        if direct is not None:
+            return direct
     try:
         fast = _fast(value)
     except RecursionError as e:
@@ -59,6 +73,110 @@ def _utf8(text: str) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError as e:
         raise CanonicalizationError(f"string is not valid Unicode: {e}") from e
+
+
+_CONTAINERS = (dict, list, tuple)
+# In orjson's output, a number token is always followed by one of these (a document whose top is
+# a container): the rewrites below anchor on them.
+_INTEGRAL = re.compile(rb"\.0(?=[,\]}])")  # "3.0": ECMAScript writes "3"
+_NEGATIVE_ZERO = re.compile(rb"-0\.0(?=[,\]}])")  # "-0.0": ECMAScript writes "0"
+_EXPONENT = re.compile(rb"e(?:-6|\+1[6-9]|\+20)(?=[,\]}])")  # positional in ECMAScript
+# The same shapes as raw text: found in marshal's bytes, they may be inside a string (two
+# patterns, not one alternation: a literal prefix keeps each search at memory speed).
+_INTEGRAL_TEXT = re.compile(rb"\.0[,\]}]")
+_EXPONENT_TEXT = re.compile(rb"e(?:-6|\+1[6-9]|\+20)[,\]}]")
+# marshal (version 2) writes a float as "g" and 8 little-endian bytes; NaN and the infinities
+# have every exponent bit set. A match may be a false alarm, never a miss.
+_NOT_FINITE = re.compile(rb"g[\x00-\xff]{6}[\xf0-\xff][\x7f\xff]")
+_NUMBER_BYTES = frozenset(b"0123456789.-")
+_BEFORE_NUMBER = frozenset(b":,[")
+_BELOW_F0 = bytes(range(0xF0))  # deleted by translate: what is left are 4-byte UTF-8 leads
+
+
+def _direct(value: Any) -> bytes | None:
+    """orjson's bytes with ECMAScript's float spellings, or None when that cannot be vouched for.
+
+    Conditions, each checked in C: ``marshal`` accepts the document (exact dict, list, tuple,
+    str, int, float, bool, None: no Enum, UUID, subclass, orjson.Fragment...), orjson encodes it
+    (string keys, integers within 64 bits, no lone surrogate), no 4-byte UTF-8 sequence appears
+    (keys outside the BMP sort differently), no float is NaN or infinite, and no string holds a
+    shape the float rewrites would change. orjson's spellings are checked once per process
+    (``_orjson_spells_as_expected``).
+    """
+    orjson = _orjson()
+    if orjson is None:
+        return None
+    try:
+        marshalled = marshal.dumps(value, 2)
+        data: bytes = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (ValueError, TypeError):  # a type marshal or orjson refuses, too deep, too big
+        return None
+    if not data.isascii() and data.translate(None, _BELOW_F0):
+        return None
+    if b"null" in data and _NOT_FINITE.search(marshalled):
+        return None
+    if _INTEGRAL_TEXT.search(marshalled):
+        return None
+    if b"-0.0" in data:
+        data = _NEGATIVE_ZERO.sub(b"0", data)
+    data = _INTEGRAL.sub(b"", data)
+    if _EXPONENT.search(data):
+        if _EXPONENT_TEXT.search(marshalled):
+            return None
+        data = _respell_exponents(data)
+    return data
+
+
+def _respell_exponents(data: bytes) -> bytes:
+    parts = []
+    last = 0
+    for match in _EXPONENT.finditer(data):
+        start = match.start()
+        while start and data[start - 1] in _NUMBER_BYTES:
+            start -= 1
+        if not start or data[start - 1] not in _BEFORE_NUMBER:
+            continue  # the hex digits of a "\u001e" escape inside a string, not a number
+        parts.append(data[last:start])
+        parts.append(format_number(float(data[start : match.end()])).encode())
+        last = match.end()
+    parts.append(data[last:])
+    return b"".join(parts)
+
+
+_ORJSON: Any = None
+
+
+def _orjson() -> Any:
+    """orjson, if installed and spelling floats as ``_direct`` expects (checked once)."""
+    global _ORJSON
+    if _ORJSON is None:
+        try:
+            import orjson
+        except ImportError:
+            _ORJSON = False
+        else:
+            _ORJSON = orjson if _orjson_spells_as_expected(orjson) else False
+    return _ORJSON or None
+
+
+def _orjson_spells_as_expected(orjson: Any) -> bool:
+    """Exponents around every switch of notation, both ends of the mantissa, integral and
+    fractional values: after the rewrites, orjson's spelling must be ECMAScript's. A future
+    orjson that spells differently turns the direct path off rather than changing a hash."""
+    samples = [0.5, 3.0, 10.0, 1e15, 123456.789, 2.0**53, 5e-324, 1.7976931348623157e308]
+    # Every exponent where either spelling switches notation, and a few far from them.
+    for exponent in (*range(-9, 25), -323, -308, -100, -30, 30, 100, 300, 308):
+        for mantissa in ("1", "1.5", "9.999999999999998"):
+            number = float(f"{mantissa}e{exponent}")
+            if number and not math.isinf(number):
+                samples.append(number)
+    samples += [-number for number in samples]
+    data = orjson.dumps([*samples, 0.0, -0.0])
+    rewritten = _INTEGRAL.sub(b"", _NEGATIVE_ZERO.sub(b"0", data))
+    if _EXPONENT.search(rewritten):
+        rewritten = _respell_exponents(rewritten)
+    expected = "[" + ",".join(map(format_number, samples)) + ",0,0]"
+    return bool(rewritten == expected.encode())
 
 
 class _Unsupported(Exception):

@@ -6,9 +6,7 @@ with the error's code. Commands import the library lazily so that ``prov --help`
 
 from __future__ import annotations
 
-import logging
 import sys
-import traceback
 from typing import Any
 
 import click
@@ -23,6 +21,8 @@ class ProvGroup(click.Group):
             return super().invoke(ctx)
         except ProvError as error:
             if ctx.obj and ctx.obj.get("verbose"):
+                import traceback
+
                 traceback.print_exc(file=sys.stderr)
             click.echo(error.diagnostics(), err=True)
             ctx.exit(error.exit_code)
@@ -40,6 +40,8 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     found, a claim failed), 2 usage error, 3 could not run, 4 snapshot written but
     some sources failed (partial).
     """
+    import logging  # here, not at the top: `prov --help` does not need it
+
     ctx.ensure_object(dict)
     ctx.obj["verbose"] = verbose
     logging.basicConfig(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, assert_never, get_args
@@ -45,6 +44,8 @@ def show(snapshot: str, store: Path | None, output_format: str) -> None:
             "sha256": snap.sha256().hex,
             "snapshot": snap.model_dump(mode="json"),
         }
+        import json
+
         click.echo(json.dumps(document, indent=2))
         return
     if fmt is not Format.TEXT:
@@ -80,7 +81,7 @@ def _summary(value: Any) -> str:
     if isinstance(value, dict):
         return f"{{{len(value)} field(s)}}"
     if isinstance(value, bool) or value is None:
-        return json.dumps(value)
+        return "null" if value is None else str(value).lower()
     if isinstance(value, int):
         return f"{value:,}" if abs(value) >= 10_000 else str(value)
     return str(value)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, assert_never
@@ -48,6 +46,8 @@ def push(attestation: Path, image: str, plain_http: bool) -> None:
         data = attestation.read_bytes()
     except OSError as e:
         raise UsageError(f"cannot read {attestation}", cause=str(e)) from e
+    import json
+
     first = data.strip().split(b"\n", 1)[0]
     try:
         json.loads(first)
@@ -88,6 +88,9 @@ def verify_image(
     the snapshot captured this very image is reported, not required: a snapshot may attest the
     run that produced an image without capturing the image itself.
     """
+    import json
+    import tempfile
+
     from provenance.errors import ProvError, VerificationError
     from provenance.oci import connect
     from provenance.oci.attach import fetch_attestations

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
@@ -101,6 +99,8 @@ def verify(
     With oci://REGISTRY/REPOSITORY:TAG, every attestation attached to that image (OCI
     referrers) is fetched and verified.
     """
+    from dataclasses import replace
+
     from provenance.attest import keys, sigstore
     from provenance.attest.timestamp import TsaTrust
     from provenance.errors import UsageError, VerificationError
@@ -207,6 +207,8 @@ def verify(
 
     fmt = Format(output_format)
     if fmt is Format.JSON:
+        import json
+
         document = report.to_json()
         document["trust_notes"] = notes
         click.echo(json.dumps(document, indent=2))
