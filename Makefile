@@ -19,7 +19,7 @@ install: $(BIN)/prov ## Create .venv and install prov with its development tools
 test: install ## Run the test suite (offline)
 	$(BIN)/python -m pytest
 
-reliability: install ## Tamper corpus, properties, 50 crash trials, 8 writers, faults: the figures
+reliability: install ## Tamper corpora (DSSE, Sigstore), properties, crashes, writers, faults, hostile servers: the figures
 	$(BIN)/python -m tests.reliability
 
 lint: install ## ruff (lint + format check) and mypy --strict

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import mmap
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -324,6 +325,21 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
+def _delta(a: int | float, b: int | float) -> tuple[int | float | None, float | None]:
+    """new - old and (new - old) / old, or None where a double cannot hold them: a diff is
+    signed as canonical JSON, which has no infinity (and an integer may be a thousand digits)."""
+    try:
+        delta = b - a
+        relative = delta / a if a else None
+    except OverflowError:
+        return None, None
+    if isinstance(delta, float) and not math.isfinite(delta):
+        return None, None
+    if relative is not None and not math.isfinite(relative):
+        relative = None
+    return delta, relative
+
+
 def is_weights(value: Any, name: str = "") -> bool:
     """A map of shares: two or more numbers in [0, 1] summing to 1 (or named like weights)."""
     if not isinstance(value, dict) or len(value) < 2:
@@ -448,9 +464,7 @@ class _Differ:
         self.patch.append({"op": "replace", "path": pw, "value": b})
         extra: dict[str, Any] = {}
         if _number(a) and _number(b):
-            delta = b - a
-            extra["delta"] = delta
-            extra["relative"] = (delta / a) if a else None
+            extra["delta"], extra["relative"] = _delta(a, b)
         self.found.append(_Found(segs, pa, "changed", a, b, extra))
 
     def _weights(
@@ -772,6 +786,16 @@ def _files(records: Any) -> dict[str, dict[str, Any]]:
     return {r["path"]: r for r in records if isinstance(r, dict) and isinstance(r.get("path"), str)}
 
 
+def _size(value: Any) -> int | None:
+    # A snapshot's data is any JSON: a file record from another tool (or version) may hold
+    # anything; the data document's patch still carries it exactly.
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _label(value: Any) -> str | None:
+    return value if value is None or isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
 def _compare_files(
     a: Capture,
     b: Capture,
@@ -790,12 +814,12 @@ def _compare_files(
         record = FileChange(
             path=path,
             change=change,
-            old_size=(old or {}).get("size"),
-            new_size=(new or {}).get("size"),
-            old_oid=(old or {}).get("oid"),
-            new_oid=(new or {}).get("oid"),
-            old_mode=(old or {}).get("mode"),
-            new_mode=(new or {}).get("mode"),
+            old_size=_size((old or {}).get("size")),
+            new_size=_size((new or {}).get("size")),
+            old_oid=_label((old or {}).get("oid")),
+            new_oid=_label((new or {}).get("oid")),
+            old_mode=_label((old or {}).get("mode")),
+            new_mode=_label((new or {}).get("mode")),
         )
         if change == "changed":
             document, notice = _content_diff(path, a, b, context)

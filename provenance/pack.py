@@ -101,9 +101,24 @@ class Manifest(BaseModel):
 
     @classmethod
     def from_json(cls, data: bytes) -> Manifest:
+        """Parse a manifest; raises ValueError (pydantic's ValidationError is one) if malformed.
+
+        Repeated keys are refused, as in envelopes and bundles: which value would count?
+        """
         import json
 
-        document = json.loads(data)
+        def unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+            document: dict[str, object] = {}
+            for key, value in pairs:
+                if key in document:
+                    raise ValueError(f"the manifest repeats the key {key!r}")
+                document[key] = value
+            return document
+
+        try:
+            document = json.loads(data, object_pairs_hook=unique)
+        except RecursionError as e:
+            raise ValueError("the manifest nests JSON too deeply") from e
         if not isinstance(document, dict) or document.get("schema") != SCHEMA:
             raise ValueError(f"not a prov evidence pack manifest (schema {SCHEMA})")
         document["schema_"] = document.pop("schema")

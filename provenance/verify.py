@@ -150,6 +150,7 @@ def verify(
     if sigstore.is_bundle(data):
         report.kind = "sigstore"
         try:
+            sigstore.check_form(data, str(path))
             payload_type, payload, _ = sigstore.dsse_content(data, str(path))
             if payload_type != statements.PAYLOAD_TYPE:
                 raise VerificationError(
@@ -159,7 +160,7 @@ def verify(
             raise check.fail(1, "bundle", e) from e
         media_type = sigstore.json_media_type(data)
         check.passed(1, "bundle", f"Sigstore bundle {media_type}, payloadType {payload_type}")
-        signatures = _check_bundle(check, data, path, keys, identity, trusted_root)
+        signatures = _check_bundle(check, data, path, keys, identity, trusted_root, payload)
     else:
         try:
             envelope = read_envelope(path)
@@ -222,8 +223,12 @@ def _check_bundle(
     keys: Sequence[dsse.Verifier],
     identity: IdentityPolicy | None,
     trusted_root: Path | None,
+    payload: bytes,
 ) -> list[bytes]:
-    """Step 2 for a Sigstore bundle; returns the signature a timestamp must cover."""
+    """Step 2 for a Sigstore bundle; returns the signature a timestamp must cover.
+
+    ``payload`` is what steps 3 and 4 will check; it must be the payload sigstore verified.
+    """
     from cryptography.hazmat.primitives.asymmetric import ec
 
     from provenance.attest import sigstore
@@ -251,6 +256,12 @@ def _check_bundle(
         )
     except VerificationError as e:
         raise check.fail(2, "bundle", e) from e
+    if result.payload != payload:
+        raise check.fail(
+            2,
+            "bundle",
+            VerificationError("the payload sigstore verified is not the one prov read"),
+        )
     check.report.signers = [result.signer]
     check.report.times = [f"{t.time.isoformat()} ({t.source})" for t in result.times]
     when = "; ".join(check.report.times) or "none"

@@ -3,8 +3,9 @@
 A ``Fetcher`` serves one capture. It follows redirects itself so that every hop is recorded,
 retries transient failures (connect errors; 429, 502, 503, 504, honouring ``Retry-After``) with
 exponential backoff and records every attempt, streams bodies into the store through a secret
-scrubber with a size cap and a per-attempt deadline, and notes the server's address and, over
-TLS, the protocol version and the peer certificate's sha256 fingerprint.
+scrubber with a size cap, ends each attempt at its deadline whatever it is waiting for (see
+``deadline.Watchdog``), and notes the server's address and, over TLS, the protocol version and
+the peer certificate's sha256 fingerprint.
 
 Remote failures are returned, not raised: an ``Exchange`` carries what was observed up to the
 failure and a ``CaptureError`` typed as docs/captures.md lists. Everything recorded has been
@@ -38,12 +39,12 @@ import httpx
 
 from provenance import __version__
 from provenance._internal import redact
+from provenance._internal.deadline import Watchdog
 from provenance.model import CaptureError, utc_now
 from provenance.store import Store
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-CHUNK = 1 << 16
 MAX_DECODED = 256 << 20
 USER_AGENT = f"prov/{__version__}"
 
@@ -345,8 +346,10 @@ class Fetcher:
         self._client = client if client is not None else make_client(policy, env or {})
         self._notify = notify
         self._label = label
+        self._watchdog = Watchdog()
 
     def close(self) -> None:
+        self._watchdog.close()
         if self._own_client:
             self._client.close()
 
@@ -388,11 +391,13 @@ class Fetcher:
                 "started": utc_now(),
             }
             started = time.monotonic()
+            self._watchdog.arm(self.policy.timeout)
             try:
                 outcome = self._attempt(
                     method, url, list(headers), content, limit, number, number < total
                 )
             except _Failure as failure:
+                self._watchdog.disarm()
                 attempt["elapsed_ms"] = _ms(started)
                 attempt["outcome"] = failure.error.type
                 attempt["message"] = failure.error.message
@@ -410,6 +415,7 @@ class Fetcher:
                 detail["attempts"] = number
                 exchange.error = failure.error.model_copy(update={"detail": detail})
                 break
+            self._watchdog.disarm()
             attempt["elapsed_ms"] = _ms(started)
             attempt["outcome"] = "response"
             if isinstance(outcome, _Retry):
@@ -489,7 +495,11 @@ class Fetcher:
             self._check_address(current, hops)
             try:
                 request = self._client.build_request(
-                    method, current, headers=headers, content=content
+                    method,
+                    current,
+                    headers=headers,
+                    content=content,
+                    extensions=self._watchdog.extensions,
                 )
                 response = self._client.send(request, stream=True)
             except httpx.HTTPError as e:
@@ -562,6 +572,7 @@ class Fetcher:
         server_ip: str | None = None
         tls: dict[str, Any] | None = None
         if stream is not None:
+            self._watchdog.watch_stream(stream)
             address = stream.get_extra_info("server_addr")
             if address:
                 server_ip = str(address[0])
@@ -609,7 +620,9 @@ class Fetcher:
         received = 0
         with self.store.writer() as writer:
             try:
-                for chunk in response.iter_raw(CHUNK):
+                for (
+                    chunk
+                ) in response.iter_raw():  # as it arrives: a chunk size would hold bytes back
                     room = limit - received
                     if len(chunk) > room:
                         writer.write(scrub.feed(chunk[:room]))
@@ -619,16 +632,17 @@ class Fetcher:
                     received += len(chunk)
                     writer.write(scrub.feed(chunk))
                     if time.monotonic() > deadline:
-                        raise _Failure(
-                            "timeout",
-                            f"the body of {hop.url} was still arriving after "
-                            f"{self.policy.timeout:g}s",
-                        )
+                        raise self._late_body(hop)
             except (httpx.HTTPError, _Failure) as e:
                 writer.write(scrub.flush())
                 written = writer.commit()
                 partial = Body(str(written.digest), written.size, False, False, scrub.count)
-                failure = e if isinstance(e, _Failure) else self._map(e, hops)
+                if isinstance(e, _Failure):
+                    failure = e
+                elif self._watchdog.expired:
+                    failure = self._late_body(hop)
+                else:
+                    failure = self._map(e, hops)
                 failure.hops = hops
                 failure.partial = _replace(hop, body=partial)
                 raise failure from e
@@ -636,10 +650,24 @@ class Fetcher:
             written = writer.commit()
         return Body(str(written.digest), written.size, truncated, not truncated, scrub.count)
 
+    def _late_body(self, hop: Hop) -> _Failure:
+        return _Failure(
+            "timeout",
+            f"the body of {hop.url} was still arriving after {self.policy.timeout:g}s",
+            detail={"phase": "deadline", "timeout_s": self.policy.timeout},
+        )
+
     def _map(self, error: httpx.HTTPError, hops: list[Hop]) -> _Failure:
         """Translate an httpx exception into a typed, scrubbed failure (docs/captures.md)."""
         where = self.redact_url(str(error.request.url)) if _has_request(error) else "the server"
         text = self.scrubber.text(str(error) or type(error).__name__)
+        if self._watchdog.expired:
+            return _Failure(
+                "timeout",
+                f"{where} had not finished answering after {self.policy.timeout:g}s",
+                hops=hops,
+                detail={"phase": "deadline", "timeout_s": self.policy.timeout},
+            )
         if isinstance(error, httpx.TimeoutException):
             phase = {
                 httpx.ConnectTimeout: "connecting to",

@@ -156,14 +156,24 @@ class ProvVerifier(Verifier):
                 raise VerificationError(f"too many signed timestamps: {len(responses)}")
             if len(set(responses)) != len(responses):
                 raise VerificationError("duplicate timestamp found")
-            times.extend(
-                result
-                for response in responses
-                if (result := self._verify_signed_timestamp(response, signature))
-            )
+            for number, response in enumerate(responses, start=1):
+                result = self._verify_signed_timestamp(response, signature)
+                # Upstream skips a token that does not verify; a bundle carrying one has been
+                # altered or assembled wrongly, and a reader would take its time for proven.
+                if result is None:
+                    raise VerificationError(
+                        f"not enough sources of verified time: signed timestamp #{number} does "
+                        "not verify against the trust root's timestamp authorities"
+                    )
+                times.append(result)
         # A Rekor v1 integrated time counts only when the inclusion promise (SET) binds it; the
         # SET itself is verified with the rest of the entry.
         inner_entry = entry._inner
+        if inner_entry.inclusion_promise and not inner_entry.integrated_time:
+            # Upstream then skips the SET: an unchecked signature would ride along in the bundle.
+            raise VerificationError(
+                "the log entry has an inclusion promise but no integrated time to check it with"
+            )
         if inner_entry.integrated_time and inner_entry.inclusion_promise:
             kind = (inner_entry.kind_version.kind, inner_entry.kind_version.version)
             if kind not in REKOR_V1_KINDS:

@@ -104,20 +104,43 @@ class BundleVerified:
 # -- reading -----------------------------------------------------------------------------------
 
 
+BUNDLE_FIELDS = frozenset({"verificationMaterial", "dsseEnvelope", "messageSignature"})
+
+
 def is_bundle(data: bytes) -> bool:
-    """Whether these bytes look like a Sigstore bundle (as opposed to a DSSE envelope)."""
+    """Whether these bytes are meant as a Sigstore bundle (as opposed to a DSSE envelope).
+
+    A bundle media type, or any field only a bundle has: a bundle whose mediaType was damaged
+    is still checked (and refused) as a bundle, not mistaken for an envelope.
+    """
     try:
         document = json.loads(data)
     except (ValueError, UnicodeDecodeError, RecursionError):  # deep nesting: not a bundle
         return False
-    return isinstance(document, dict) and str(document.get("mediaType", "")).startswith(
-        BUNDLE_MEDIA_PREFIX
-    )
+    if not isinstance(document, dict):
+        return False
+    media_type = document.get("mediaType")
+    declared = isinstance(media_type, str) and media_type.startswith(BUNDLE_MEDIA_PREFIX)
+    return declared or not BUNDLE_FIELDS.isdisjoint(document)
+
+
+class _RepeatedKey(VerificationError):
+    pass
 
 
 def _document(data: bytes, origin: str) -> dict[str, Any]:
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        # prov reads the envelope with this parser, sigstore with another: a repeated key is
+        # the one place where the two could disagree on which value counts. Refused anywhere.
+        document: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in document:
+                raise _RepeatedKey(f"{origin} repeats the key {key!r}")
+            document[key] = value
+        return document
+
     try:
-        document = json.loads(data)
+        document = json.loads(data, object_pairs_hook=unique)
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise VerificationError(f"{origin} is not JSON", cause=str(e)) from e
     if not isinstance(document, dict):
@@ -125,20 +148,88 @@ def _document(data: bytes, origin: str) -> dict[str, Any]:
     return document
 
 
+def check_form(data: bytes, origin: str = "bundle") -> None:
+    """Refuse a bundle that two readers could read differently, before any of them does.
+
+    No object may repeat a key, and every field must read back as written: sigstore's parser
+    decodes base64 leniently (skipping characters outside the alphabet) and integers with
+    Python's ``int`` (``" 7"``, ``"1_0"``), so junk in a signature or a respelled log index
+    would otherwise verify. Line breaks in base64 and ``null`` for an absent field are
+    protobuf JSON, and pass. Malformed JSON is left for the bundle parser to report.
+    """
+    from pydantic import ValidationError
+    from sigstore_models.bundle.v1 import Bundle as RawBundle
+
+    try:
+        original = _document(data, origin)
+    except _RepeatedKey:
+        raise
+    except VerificationError:
+        return
+    try:
+        parsed = RawBundle.from_json(data).to_dict()
+    except (ValidationError, ValueError):
+        return
+    path = _respelled(original, parsed, "")
+    if path is not None:
+        raise VerificationError(
+            f"{origin}: the field {path} does not read back as it is written",
+            hint="the bundle was altered, or written by a tool that does not follow protobuf JSON",
+        )
+
+
+_LINE_BREAKS = str.maketrans("", "", "\r\n")
+
+
+def _respelled(original: Any, parsed: Any, path: str) -> str | None:
+    """The first path where the bundle as written differs from the bundle as parsed."""
+    if isinstance(original, dict) and isinstance(parsed, dict):
+        for key in sorted(original.keys() | parsed.keys()):
+            if key not in parsed and original[key] is None:
+                continue  # null is protobuf JSON's spelling of the default value
+            if key not in original or key not in parsed:
+                return f"{path}/{key}"
+            found = _respelled(original[key], parsed[key], f"{path}/{key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(original, list) and isinstance(parsed, list) and len(original) == len(parsed):
+        for index, (item, again) in enumerate(zip(original, parsed, strict=True)):
+            found = _respelled(item, again, f"{path}/{index}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(original, str) and isinstance(parsed, str):
+        if original == parsed or original.translate(_LINE_BREAKS) == parsed:  # wrapped base64
+            return None
+    elif type(original) is type(parsed) and original == parsed:
+        return None
+    return path or "/"
+
+
 def dsse_content(data: bytes, origin: str = "bundle") -> tuple[str, bytes, list[bytes]]:
-    """The DSSE payload type, payload and signatures of a bundle, without verifying anything."""
-    envelope = _document(data, origin).get("dsseEnvelope")
+    """The DSSE payload type, payload and signatures of a bundle, without verifying anything.
+
+    The envelope is read by the same parser as a ``*.intoto.jsonl`` one (same messages, same
+    refusals); ``check_form`` makes sure sigstore reads the same bytes from it.
+    """
+    from provenance.attest import dsse
+
+    document = _document(data, origin)
+    media_type = document.get("mediaType")
+    if not (isinstance(media_type, str) and media_type.startswith(BUNDLE_MEDIA_PREFIX)):
+        raise VerificationError(
+            f"{origin} has no Sigstore bundle mediaType ({BUNDLE_MEDIA_PREFIX}...): "
+            f"it has {str(media_type)[:80]!r}"
+        )
+    envelope = document.get("dsseEnvelope")
     if not isinstance(envelope, dict):
         raise VerificationError(
             f"{origin} holds no DSSE envelope", hint="prov attestations are DSSE bundles"
         )
-    try:
-        payload = base64.b64decode(envelope["payload"], validate=True)
-        signatures = [base64.b64decode(s["sig"], validate=True) for s in envelope["signatures"]]
-        payload_type = str(envelope["payloadType"])
-    except (KeyError, TypeError, binascii.Error, ValueError) as e:
-        raise VerificationError(f"{origin} has a malformed DSSE envelope", cause=str(e)) from e
-    return payload_type, payload, signatures
+    envelope = _without_nulls(envelope)  # protobuf JSON: null is the field's default
+    parsed = dsse.parse(json.dumps(envelope).encode(), origin=f"the DSSE envelope of {origin}")
+    return parsed.payload_type, parsed.payload, [s.sig for s in parsed.signatures]
 
 
 def bundle_signature(data: bytes, origin: str = "bundle") -> bytes:
@@ -150,18 +241,35 @@ def bundle_signature(data: bytes, origin: str = "bundle") -> bytes:
             raise VerificationError(f"{origin}: a bundle's envelope must have exactly 1 signature")
         return signatures[0]
     try:
-        return base64.b64decode(document["messageSignature"]["signature"], validate=True)
+        return _b64(document["messageSignature"]["signature"])
     except (KeyError, TypeError, binascii.Error, ValueError) as e:
         raise VerificationError(f"{origin} has no signature", cause=str(e)) from e
 
 
+def _without_nulls(envelope: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in envelope.items() if v is not None}
+    if isinstance(out.get("signatures"), list):
+        out["signatures"] = [
+            {k: v for k, v in s.items() if v is not None} if isinstance(s, dict) else s
+            for s in out["signatures"]
+        ]
+    return out
+
+
+def _b64(value: Any) -> bytes:
+    """Standard base64, possibly wrapped (as check_form allows)."""
+    if not isinstance(value, str):
+        raise TypeError(f"expected a base64 string, not {type(value).__name__}")
+    return base64.b64decode(value.translate(_LINE_BREAKS), validate=True)
+
+
 def timestamp_tokens(data: bytes, origin: str = "bundle") -> list[bytes]:
     """The RFC 3161 responses kept in ``verificationMaterial.timestampVerificationData``."""
-    material = _document(data, origin).get("verificationMaterial") or {}
-    tokens = (material.get("timestampVerificationData") or {}).get("rfc3161Timestamps") or []
     try:
-        return [base64.b64decode(t["signedTimestamp"], validate=True) for t in tokens]
-    except (KeyError, TypeError, binascii.Error, ValueError) as e:
+        material = _document(data, origin).get("verificationMaterial") or {}
+        tokens = (material.get("timestampVerificationData") or {}).get("rfc3161Timestamps") or []
+        return [_b64(t["signedTimestamp"]) for t in tokens]
+    except (AttributeError, KeyError, TypeError, binascii.Error, ValueError) as e:
         raise VerificationError(f"{origin} has a malformed timestamp", cause=str(e)) from e
 
 
@@ -260,6 +368,7 @@ def verify_bundle(
 
     from provenance.attest import _bundle_verifier as impl
 
+    check_form(data, origin)
     root = load_trusted_root(trusted_root)
     hashed = None
     if isinstance(artifact, Digest):
@@ -299,6 +408,13 @@ def verify_bundle(
             f"{origin}: {_first_line(str(e))}",
             cause=_cause(e),
             hint="the bundle, the trust root or the identity policy does not match",
+        ) from e
+    except (ValueError, OverflowError) as e:
+        # What sigstore's parsers let through: DER that does not parse (certificate, timestamp
+        # token), integers beyond what a log entry or a date can hold.
+        raise VerificationError(
+            f"{origin}: the bundle is malformed: {_first_line(str(e))[:200]}",
+            hint="the bundle was altered or damaged",
         ) from e
     return BundleVerified(
         media_type=bundle._inner.media_type,

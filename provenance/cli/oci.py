@@ -51,7 +51,7 @@ def push(attestation: Path, image: str, plain_http: bool) -> None:
     first = data.strip().split(b"\n", 1)[0]
     try:
         json.loads(first)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise UsageError(
             f"{attestation} is not an attestation file (its first line is not JSON)",
             hint="push the *.intoto.jsonl or *.sigstore.json file that `prov snapshot` wrote",
@@ -77,8 +77,17 @@ def verify_image(
     store: Store | None,
     output_format: str,
     plain_http: bool,
+    expect_label: str | None = None,
 ) -> None:
-    """Find the attestations attached to an image, fetch them, verify each. Exit 0 if all hold."""
+    """Find the attestations attached to an image, fetch them, verify each. Exit 0 if all hold.
+
+    The replay check is the one files get: an attachment's name (its layer's title annotation,
+    ``LABEL.intoto.jsonl`` as `prov push` writes it) or ``expect_label`` names the label it
+    must be signed for. Like a file name, the annotation is not signed: it catches an old
+    attestation attached under a newer name, not one whose name was changed with it. Whether
+    the snapshot captured this very image is reported, not required: a snapshot may attest the
+    run that produced an image without capturing the image itself.
+    """
     import json
     import tempfile
 
@@ -86,7 +95,7 @@ def verify_image(
     from provenance.oci import connect
     from provenance.oci.attach import fetch_attestations
     from provenance.oci.reference import parse
-    from provenance.verify import Report, verify
+    from provenance.verify import Report, label_from_filename, verify
 
     reference = parse(image)
     with connect(reference, os.environ, plain_http=plain_http) as client:
@@ -101,14 +110,20 @@ def verify_image(
                 "error": attached.error,
                 "report": None,
                 "captures_image": [],
+                "expected_label": None,
             }
             results.append(entry)
             if attached.data is None:
                 continue
             path = Path(temp) / f"{number:03d}-{_safe_name(attached.filename)}"
             path.write_bytes(attached.data)
+            name = attached.filename.rsplit("/", 1)[-1]
+            expected = expect_label or label_from_filename(Path(name))
+            entry["expected_label"] = expected
             try:
-                report: Report = verify(path, trusted, threshold=threshold, store=store)
+                report: Report = verify(
+                    path, trusted, threshold=threshold, store=store, expect_label=expected
+                )
                 entry["verified"] = True
             except VerificationError as e:
                 if not isinstance(e.report, Report):
@@ -174,6 +189,11 @@ def _print_text(
         if entry["verified"]:
             snap = report.snapshot
             click.echo(f"verified: {snap.label} ({len(snap.captures)} captures)")
+            if entry["expected_label"] is None:
+                click.echo(
+                    "  note: its name is not LABEL.intoto.jsonl: the signed label was not "
+                    "checked (pass --expect-label)"
+                )
             if entry["captures_image"]:
                 names = ", ".join(entry["captures_image"])
                 click.echo(f"  the snapshot captured this image: source {names}")

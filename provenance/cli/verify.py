@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     "--expect-label",
     metavar="LABEL",
     help="The label the attestation must be signed for [default: from its file name, "
-    "LABEL.intoto.jsonl].",
+    "LABEL.intoto.jsonl; for oci://, from each attached file's name].",
 )
 @format_option
 @plain_http_option
@@ -125,6 +125,7 @@ def verify(
             store=Store(store).require() if store else None,
             output_format=output_format,
             plain_http=plain_http,
+            expect_label=expect_label,
         )
         return
     attestation = Path(attestation_arg) if attestation_arg is not None else None

@@ -98,8 +98,15 @@ def _constant(name: str) -> str:
 
 
 def loads(data: bytes | str) -> Any:
-    """Parse JSON keeping integers exact and NaN / Infinity as strings."""
-    return json.loads(data, parse_constant=_constant)
+    """Parse JSON keeping integers exact and NaN / Infinity as strings.
+
+    Anything unparseable raises ValueError, which every caller handles: JSON nested deeper
+    than Python's recursion limit too (a server can send ``[[[[...`` a million deep).
+    """
+    try:
+        return json.loads(data, parse_constant=_constant)
+    except RecursionError as e:
+        raise ValueError("the JSON nests too deeply to be parsed") from e
 
 
 def jsonable(value: Any) -> Any:

@@ -12,13 +12,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+import zlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from provenance import __version__
 from provenance._internal import redact
+from provenance._internal.deadline import Watchdog
 from provenance.errors import RegistryError, UsageError
 from provenance.oci.credentials import Credentials
 from provenance.oci.reference import is_loopback
@@ -80,7 +82,7 @@ class Fetched:
     def json(self) -> dict[str, Any]:
         try:
             document = json.loads(self.data)
-        except (ValueError, UnicodeDecodeError) as e:
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:  # deep nesting too
             raise RegistryError(
                 f"{self.digest} is not JSON", kind="decode", cause=str(e)[:200]
             ) from e
@@ -126,6 +128,8 @@ class RegistryClient:
                 headers={"User-Agent": f"prov/{__version__}"},
             )
         self._http = http
+        self._timeout = timeout
+        self._watchdog = Watchdog()  # a whole request within `timeout`, not only each read
         self._tokens: dict[str, str] = {}
         self._basic = False
         self.requests = 0
@@ -142,6 +146,7 @@ class RegistryClient:
         self.close()
 
     def close(self) -> None:
+        self._watchdog.close()
         if self._own_http:
             self._http.close()
 
@@ -190,20 +195,40 @@ class RegistryClient:
         if authorization := self._authorization(scope):
             sent["Authorization"] = authorization
         self.requests += 1
+        self._watchdog.arm(self._timeout)
         try:
-            with self._http.stream(method, url, headers=sent, content=content) as response:
-                body = b"".join(_capped(response.iter_bytes(), max_size, url))
-        except httpx.TimeoutException as e:
-            raise _transport("timeout", method, url, e) from e
-        except httpx.ConnectError as e:
-            raise _transport("connect", method, url, e) from e
-        except httpx.TooManyRedirects as e:
-            raise _transport("too-many-redirects", method, url, e) from e
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
-            raise _transport("reset", method, url, e) from e
+            with self._http.stream(
+                method, url, headers=sent, content=content, extensions=self._watchdog.extensions
+            ) as response:
+                self._watchdog.watch_stream(response.extensions.get("network_stream"))
+                body = _decoded(response, max_size, url)
         except httpx.HTTPError as e:
-            raise _transport("protocol", method, url, e) from e
+            if self._watchdog.expired:
+                raise RegistryError(
+                    f"{method} {redact.url(url)} failed: timeout",
+                    kind="timeout",
+                    detail={"url": redact.url(url), "phase": "deadline"},
+                    cause=f"no complete answer within {self._timeout:g}s",
+                    hint="the registry answers too slowly; raise the source's timeout",
+                ) from e
+            raise self._mapped(e, method, url) from e
+        finally:
+            self._watchdog.disarm()
         return response, body
+
+    @staticmethod
+    def _mapped(e: Exception, method: str, url: str) -> RegistryError:
+        import httpx
+
+        if isinstance(e, httpx.TimeoutException):
+            return _transport("timeout", method, url, e)
+        if isinstance(e, httpx.ConnectError):
+            return _transport("connect", method, url, e)
+        if isinstance(e, httpx.TooManyRedirects):
+            return _transport("too-many-redirects", method, url, e)
+        if isinstance(e, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
+            return _transport("reset", method, url, e)
+        return _transport("protocol", method, url, e)
 
     def _answer(self, challenge: Challenge, scope: str) -> bool:
         """Get what the challenge asks for; False when there is nothing better to send."""
@@ -234,16 +259,23 @@ class RegistryClient:
         if service := challenge.params.get("service"):
             params["service"] = service
         credentials = self.credentials
+        extensions = self._watchdog.extensions
+        self._watchdog.arm(self._timeout)
         try:
             if credentials is not None and credentials.identity_token:
                 form = {**params, "grant_type": "refresh_token", "client_id": "prov"}
                 form["refresh_token"] = credentials.secret
-                response = self._http.post(realm, data=form)
+                response = self._http.post(realm, data=form, extensions=extensions)
             else:
                 headers = {"Authorization": credentials.basic()} if credentials else {}
-                response = self._http.get(realm, params=params, headers=headers)
+                response = self._http.get(
+                    realm, params=params, headers=headers, extensions=extensions
+                )
         except httpx.HTTPError as e:
-            raise _transport("connect", "GET", realm, e) from e
+            kind = "timeout" if self._watchdog.expired else "connect"
+            raise _transport(kind, "GET", realm, e) from e
+        finally:
+            self._watchdog.disarm()
         if response.status_code != 200:
             raise RegistryError(
                 f"the token server {redact.url(realm)} answered {response.status_code}",
@@ -259,7 +291,7 @@ class RegistryClient:
         try:
             answer = response.json()
             token = answer.get("token") or answer.get("access_token")
-        except (ValueError, AttributeError) as e:
+        except (ValueError, AttributeError, RecursionError) as e:
             raise RegistryError("the token server's answer is not JSON", kind="decode") from e
         if not isinstance(token, str) or not token:
             raise RegistryError("the token server's answer holds no token", kind="protocol")
@@ -405,20 +437,51 @@ def _descriptors(document: dict[str, Any]) -> list[dict[str, Any]]:
 def _declared_type(body: bytes) -> str:
     try:
         value = json.loads(body).get("mediaType")
-    except (ValueError, AttributeError, UnicodeDecodeError):
+    except (ValueError, AttributeError, UnicodeDecodeError, RecursionError):
         return ""
     return value if isinstance(value, str) else ""
 
 
-def _capped(chunks: Iterator[bytes], limit: int, url: str) -> Iterator[bytes]:
+def _decoded(response: httpx.Response, limit: int, url: str) -> bytes:
+    """The body, content-decoded, and never more than ``limit`` bytes of it in memory.
+
+    httpx's own decoding inflates each network read whole: 64 KiB of a gzip bomb become 64 MiB
+    before any cap can look. Here zlib gives at most what the cap still allows.
+    """
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity", "gzip", "x-gzip", "deflate"):
+        raise RegistryError(
+            f"{redact.url(url)} answered in a {encoding!r} content-encoding", kind="decode"
+        )
+    inflate = encoding not in ("", "identity")
+    decoder = zlib.decompressobj(47)  # gzip or zlib; a raw deflate stream is retried below
+    parts: list[bytes] = []
     size = 0
-    for chunk in chunks:
-        size += len(chunk)
-        if size > limit:
-            raise RegistryError(
-                f"{redact.url(url)} sent more than {limit:,} bytes", kind="body-too-large"
-            )
-        yield chunk
+    for chunk in response.iter_raw():
+        pending = chunk
+        while pending:
+            if inflate:
+                try:
+                    out = decoder.decompress(pending, limit + 1 - size)
+                except zlib.error as e:
+                    if size or decoder.unused_data or encoding != "deflate":
+                        raise RegistryError(
+                            f"{redact.url(url)} sent a body that is not valid {encoding}",
+                            kind="decode",
+                            cause=str(e),
+                        ) from e
+                    decoder = zlib.decompressobj(-15)
+                    continue
+                pending = decoder.unconsumed_tail
+            else:
+                out, pending = pending, b""
+            size += len(out)
+            if size > limit:
+                raise RegistryError(
+                    f"{redact.url(url)} sent more than {limit:,} bytes", kind="body-too-large"
+                )
+            parts.append(out)
+    return b"".join(parts)
 
 
 def _loopback_url(url: str) -> bool:
@@ -450,7 +513,7 @@ def _error_codes(body: bytes) -> list[dict[str, str]]:
     """The ``errors`` array of a registry's error body: code and message, nothing else."""
     try:
         document = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return []
     errors = document.get("errors") if isinstance(document, dict) else None
     if not isinstance(errors, list):

@@ -10,7 +10,9 @@ It serves, from the ``Fixtures`` it is given (see ``provenance.testing.fixtures`
   LFS files, a 302 to a signed CDN URL with ``X-Linked-Etag`` / ``X-Linked-Size``;
 * plain routes with their misbehaviours: S3-style 403 XML, redirects, a 503 that recovers after
   N tries or never, an answer slower than the client's timeout, a reset mid-body, an oversized
-  body; and ``/echo``, which sends back the request (as servers that echo credentials do).
+  body, a chunked body, a connection closed before the body ends, a trickle of one byte every
+  few seconds (in the headers or the body) that never ends; and ``/echo``, which sends back the
+  request (as servers that echo credentials do).
 
 Use it as a context manager; ``port=0`` picks a free port; ``tls=True`` serves https with a
 certificate made at run time (``ca_file`` is its CA). Every request is kept in ``requests``.
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import itertools
 import json
 import signal
 import socket
@@ -195,6 +198,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.reset()
                 return
         headers = list(route.headers)
+        if route.trickle:
+            self.trickle(route, headers)
+            return
+        if route.chunked or route.close_after is not None:
+            self.send_chunked_or_cut(route, headers)
+            return
         if route.redirect is not None:
             self.send(route.status, [("Location", route.redirect), *headers], route.body)
             return
@@ -225,6 +234,58 @@ class Handler(BaseHTTPRequestHandler):
             self.reset()
             return
         self.send(route.status, headers, route.body, route.reason)
+
+    def trickle(self, route: Route, headers: list[tuple[str, str]]) -> None:
+        """One byte every ``route.trickle`` seconds until the client leaves or the server stops."""
+        self.close_connection = True
+        self.send_response_only(route.status, route.reason)
+        if route.trickle_from == "headers":
+            endless: Iterator[bytes] = (b"X-Trickle-%d: slow\r\n" % n for n in itertools.count())
+            self.flush_headers()
+        else:
+            for key, value in headers:
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(route.size or 1 << 40))
+            self.end_headers()
+            endless = itertools.repeat(_BLOCK)
+        with contextlib.suppress(OSError):
+            for block in endless:
+                for byte in block:
+                    self.wait(route.trickle)
+                    if self.server.owner.stopping.is_set():
+                        return
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+
+    def send_chunked_or_cut(self, route: Route, headers: list[tuple[str, str]]) -> None:
+        """The body chunked and/or cut short by a clean close after ``route.close_after`` bytes."""
+        body = b"".join(generated_body(route.size)) if route.size is not None else route.body
+        cut = body if route.close_after is None else body[: route.close_after]
+        self.send_response(route.status, route.reason)
+        for key, value in headers:
+            self.send_header(key, value)
+        if route.chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(len(body)))
+        if route.close_after is not None:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        with contextlib.suppress(OSError):
+            if not route.chunked:
+                self.wfile.write(cut)
+            else:
+                for start in range(0, len(cut), 4096):
+                    piece = cut[start : start + 4096]
+                    self.wfile.write(b"%x\r\n%b\r\n" % (len(piece), piece))
+                if route.close_after is None:
+                    self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+            if route.close_after is not None:
+                self.connection.shutdown(socket.SHUT_WR)  # a FIN: the body just stops
 
 
 class _Server(ThreadingHTTPServer):

@@ -30,6 +30,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
 
+from provenance.testing.certs import ca_certificate
+
 if TYPE_CHECKING:
     from provenance.testing.tsa import LocalTSA
 
@@ -115,34 +117,13 @@ class LocalSigstore:
                 x509.NameAttribute(NameOID.COMMON_NAME, "prov test fulcio"),
             ]
         )
-        self.ca = (
-            x509.CertificateBuilder()
-            .subject_name(name)
-            .issuer_name(name)
-            .public_key(self.ca_key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(self.started)
-            .not_valid_after(self.started + datetime.timedelta(days=365))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=1), critical=True)
-            .add_extension(
-                x509.KeyUsage(
-                    digital_signature=False,
-                    content_commitment=False,
-                    key_encipherment=False,
-                    data_encipherment=False,
-                    key_agreement=False,
-                    key_cert_sign=True,
-                    crl_sign=True,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
-                critical=True,
-            )
-            .add_extension(
-                x509.SubjectKeyIdentifier.from_public_key(self.ca_key.public_key()),
-                critical=False,
-            )
-            .sign(self.ca_key, hashes.SHA384())
+        self.ca = ca_certificate(
+            self.ca_key,
+            name,
+            self.started,
+            self.started + datetime.timedelta(days=365),
+            path_length=1,
+            hash_algorithm=hashes.SHA384(),
         )
         self.ct_key = ec.generate_private_key(ec.SECP256R1())
         self.log_key = ec.generate_private_key(ec.SECP256R1())
@@ -245,9 +226,19 @@ class LocalSigstore:
 
     # -- the transparency log ----------------------------------------------------------------
 
-    def log_dsse(self, envelope: dict[str, Any], certificate: x509.Certificate) -> dict[str, Any]:
-        """Add a dsse/0.0.1 entry; return the bundle's tlogEntries item for it."""
-        pem = certificate.public_bytes(serialization.Encoding.PEM)
+    def log_dsse(
+        self, envelope: dict[str, Any], certificate: x509.Certificate | ec.EllipticCurvePublicKey
+    ) -> dict[str, Any]:
+        """Add a dsse/0.0.1 entry; return the bundle's tlogEntries item for it.
+
+        The verifier logged is the certificate, or for a managed-key bundle the public key.
+        """
+        if isinstance(certificate, x509.Certificate):
+            pem = certificate.public_bytes(serialization.Encoding.PEM)
+        else:
+            pem = certificate.public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
         payload = base64.b64decode(envelope["payload"])
         body = json.dumps(
             {
@@ -331,6 +322,27 @@ class LocalSigstore:
 
     def identity(self) -> str:
         return self.last_identity
+
+    def sign_dsse_with_key(
+        self, statement: bytes, key: ec.EllipticCurvePrivateKey, hint: str = ""
+    ) -> bytes:
+        """A managed-key bundle: no certificate; the key's public half is what the log holds
+        (``verificationMaterial.publicKey``; verify with that public key)."""
+        from sigstore import dsse
+        from sigstore_models.bundle.v1 import Bundle as RawBundle
+
+        envelope = json.loads(dsse._sign(key, dsse.Statement(statement)).to_json())
+        bundle = {
+            "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+            "verificationMaterial": {
+                "publicKey": {"hint": hint},
+                "tlogEntries": [self.log_dsse(envelope, key.public_key())],
+            },
+            "dsseEnvelope": envelope,
+        }
+        data = json.dumps(bundle, separators=(",", ":")).encode()
+        RawBundle.from_json(data)  # the bundle schema must accept what we assembled
+        return data
 
     # -- trust -------------------------------------------------------------------------------
 

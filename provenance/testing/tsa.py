@@ -24,6 +24,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from provenance.testing.certs import ca_certificate
+
 _CONFIG = """\
 [ tsa ]
 default_tsa = tsa_config
@@ -63,34 +65,7 @@ def make_tsa_certificates(
     now = datetime.datetime.now(datetime.UTC)
     start, end = now - datetime.timedelta(days=1), now + datetime.timedelta(days=30)
     root_key = ec.generate_private_key(ec.SECP256R1())
-    root = (
-        x509.CertificateBuilder()
-        .subject_name(_name(f"{name} root"))
-        .issuer_name(_name(f"{name} root"))
-        .public_key(root_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(end)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=False,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(
-            x509.SubjectKeyIdentifier.from_public_key(root_key.public_key()), critical=False
-        )
-        .sign(root_key, hashes.SHA256())
-    )
+    root = ca_certificate(root_key, _name(f"{name} root"), start, end)
     tsa_key = ec.generate_private_key(ec.SECP256R1())
     tsa = (
         x509.CertificateBuilder()

@@ -1354,4 +1354,10 @@ def equivalents() -> Iterator[Case]:
     yield Case("equivalent/m2-with-its-store", "equivalent", with_store)
 
 
-CORPORA: dict[str, Callable[[Evidence], Iterator[Case]]] = {"dsse": cases}
+def _sigstore(ev: Evidence) -> Iterator[Case]:
+    from tests.reliability import bundle_corpus  # it imports this module
+
+    return bundle_corpus.cases(ev)
+
+
+CORPORA: dict[str, Callable[[Evidence], Iterator[Case]]] = {"dsse": cases, "sigstore": _sigstore}

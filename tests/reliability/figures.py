@@ -30,6 +30,11 @@ def count(category: str, name: str, n: int = 1) -> None:
     _counts[category][name] += n
 
 
+def peak(category: str, name: str, value: int) -> None:
+    """Keep the largest value seen (a slowest time, a largest memory) rather than a sum."""
+    _counts[category][name] = max(_counts[category][name], value)
+
+
 def note(category: str, text: str) -> None:
     """A line worth printing with the figures (a wrongly accepted case, a skipped fault...)."""
     _notes[category].append(text)

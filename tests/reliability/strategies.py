@@ -198,3 +198,89 @@ def toml_documents(draw: st.DrawFn) -> str:
         lines.append(header)
         lines.extend(f"{json.dumps(key)} = {value}" for key, value in table.items())
     return "\n".join(lines) + "\n"
+
+
+# -- Sigstore bundles and evidence-pack manifests ----------------------------------------------
+
+
+def bundle_documents() -> st.SearchStrategy[Any]:
+    """Dicts shaped like Sigstore bundles, any slot possibly of the wrong type."""
+    slot = wild_json | base64_ish
+    entry = st.fixed_dictionaries(
+        {},
+        optional={
+            "logIndex": st.integers(0, 10).map(str) | slot,
+            "logId": st.fixed_dictionaries({"keyId": base64_ish}) | slot,
+            "kindVersion": st.fixed_dictionaries(
+                {"kind": st.sampled_from(["dsse", "hashedrekord", "intoto"]) | slot,
+                 "version": st.sampled_from(["0.0.1", "0.0.2"]) | slot}
+            ) | slot,
+            "integratedTime": st.integers(0, 2**40).map(str) | slot,
+            "inclusionPromise": st.fixed_dictionaries({"signedEntryTimestamp": base64_ish}) | slot,
+            "inclusionProof": st.dictionaries(
+                st.sampled_from(["logIndex", "rootHash", "treeSize", "hashes", "checkpoint"]),
+                slot, max_size=5,
+            ) | slot,
+            "canonicalizedBody": base64_ish | slot,
+        },
+    )  # fmt: skip
+    material = st.fixed_dictionaries(
+        {},
+        optional={
+            "certificate": st.fixed_dictionaries({"rawBytes": base64_ish}) | slot,
+            "publicKey": st.fixed_dictionaries({"hint": st.text(max_size=8)}) | slot,
+            "x509CertificateChain": slot,
+            "tlogEntries": st.lists(entry | slot, max_size=2) | slot,
+            "timestampVerificationData": st.fixed_dictionaries(
+                {"rfc3161Timestamps": st.lists(
+                    st.fixed_dictionaries({"signedTimestamp": base64_ish}), max_size=2)}
+            ) | slot,
+        },
+    )  # fmt: skip
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "mediaType": st.sampled_from(
+                [
+                    "application/vnd.dev.sigstore.bundle.v0.3+json",
+                    "application/vnd.dev.sigstore.bundle+json;version=0.2",
+                    "application/vnd.dev.sigstore.bundle",
+                ]
+            )
+            | slot,
+            "verificationMaterial": material | slot,
+            "dsseEnvelope": envelope_documents(st.binary(max_size=40)) | slot,
+            "messageSignature": slot,
+        },
+    )
+
+
+@st.composite
+def repeated_key(draw: st.DrawFn, document: Any) -> tuple[bytes, str]:
+    """``document`` as JSON text with one object's key written twice (the copy first or last,
+    holding the same value or another). Returns the text and the repeated key."""
+    objects: list[Any] = []
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node:
+                objects.append(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    target = draw(st.sampled_from(objects))
+    key = draw(st.sampled_from(sorted(target)))
+    value = draw(st.just(target[key]) | json_values())
+    first = draw(st.booleans())
+    marker = "\u0000repeat\u0000"
+    original = dict(target)
+    target.clear()
+    target.update({marker: None, **original} if first else {**original, marker: None})
+    try:
+        text = json.dumps(document, separators=(",", ":"))
+    finally:
+        target.clear()
+        target.update(original)
+    pair = json.dumps(key) + ":" + json.dumps(value)
+    return text.replace(json.dumps(marker) + ":null", pair, 1).encode(), key
