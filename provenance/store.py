@@ -9,9 +9,10 @@ Layout under the store root (``.prov`` by default)::
 Objects are written once and never changed: a second write of the same bytes is a no-op, and two
 processes writing the same object race harmlessly because publishing is an exclusive link.
 
-Every object is fsynced before it is published. Writing many objects at once (a git capture of a
-monorepo) goes through a ``Batch``: the same per-object guarantees, with the fsyncs issued from
-several threads so the filesystem journal commits them in groups, and each directory fsynced once.
+Every object is durable before it is published. Writing many objects at once (a git capture of a
+monorepo) goes through a ``Batch``: the same per-object guarantees, with the bytes of hundreds of
+objects made durable by one ``syncfs`` before they are linked (elsewhere, fsyncs issued from
+several threads so the journal commits them in groups), and each directory fsynced once.
 """
 
 from __future__ import annotations
