@@ -299,21 +299,25 @@ class Store:
             _PROC_FD = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY)
         return _PROC_FD
 
+    def _unreadable(self, digest: Digest, error: OSError) -> IntegrityError:
+        if isinstance(error, FileNotFoundError):
+            return IntegrityError(
+                f"object {digest} is missing from the store at {self.root}",
+                hint="the store is incomplete; take the blob from an evidence pack or re-snapshot",
+            )
+        # A directory or an unreadable file where the object should be.
+        return IntegrityError(
+            f"object {digest} cannot be read from the store at {self.root}",
+            cause=str(error),
+            hint="run `prov fsck` to check the store",
+        )
+
     def open(self, digest: Digest) -> BinaryIO:
         path = self.object_path(digest)
         try:
             return path.open("rb")
-        except FileNotFoundError as e:
-            raise IntegrityError(
-                f"object {digest} is missing from the store at {self.root}",
-                hint="the store is incomplete; take the blob from an evidence pack or re-snapshot",
-            ) from e
-        except OSError as e:  # a directory or an unreadable file where the object should be
-            raise IntegrityError(
-                f"object {digest} cannot be read from the store at {self.root}",
-                cause=str(e),
-                hint="run `prov fsck` to check the store",
-            ) from e
+        except OSError as e:
+            raise self._unreadable(digest, e) from e
 
     def read(self, digest: Digest) -> bytes:
         """Read an object and check that its bytes still hash to its address."""
@@ -359,17 +363,8 @@ class Store:
         """Re-hash one object in bounded memory; return its size or raise IntegrityError."""
         try:
             actual, size = blake3_path(self.object_path(digest))
-        except FileNotFoundError as e:
-            raise IntegrityError(
-                f"object {digest} is missing from the store at {self.root}",
-                hint="the store is incomplete; take the blob from an evidence pack or re-snapshot",
-            ) from e
-        except OSError as e:  # a directory or an unreadable file where the object should be
-            raise IntegrityError(
-                f"object {digest} cannot be read from the store at {self.root}",
-                cause=str(e),
-                hint="run `prov fsck` to check the store",
-            ) from e
+        except OSError as e:
+            raise self._unreadable(digest, e) from e
         if actual != digest:
             raise IntegrityError(f"object {digest} is corrupt: its bytes hash to {actual}")
         return size

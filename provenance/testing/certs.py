@@ -8,6 +8,19 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 
+SIGNING_ONLY = x509.KeyUsage(
+    digital_signature=True,
+    content_commitment=False,
+    key_encipherment=False,
+    data_encipherment=False,
+    key_agreement=False,
+    key_cert_sign=False,
+    crl_sign=False,
+    encipher_only=False,
+    decipher_only=False,
+)
+"""The key usage of a leaf that signs (a Fulcio code-signing or a TSA certificate)."""
+
 
 def ca_certificate(
     key: ec.EllipticCurvePrivateKey,

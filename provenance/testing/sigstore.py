@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
 
-from provenance.testing.certs import ca_certificate
+from provenance.testing.certs import SIGNING_ONLY, ca_certificate
 
 if TYPE_CHECKING:
     from provenance.testing.tsa import LocalTSA
@@ -148,17 +148,7 @@ class LocalSigstore:
                 .not_valid_before(now - datetime.timedelta(seconds=30))
                 .not_valid_after(now + datetime.timedelta(minutes=10))
                 .add_extension(
-                    x509.KeyUsage(
-                        digital_signature=True,
-                        content_commitment=False,
-                        key_encipherment=False,
-                        data_encipherment=False,
-                        key_agreement=False,
-                        key_cert_sign=False,
-                        crl_sign=False,
-                        encipher_only=False,
-                        decipher_only=False,
-                    ),
+                    SIGNING_ONLY,
                     critical=True,
                 )
                 .add_extension(
