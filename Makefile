@@ -32,7 +32,7 @@ format: install ## Apply ruff's formatting and safe fixes
 	$(BIN)/ruff check --fix provenance tests benchmarks
 
 schemas: install ## Regenerate schemas/ from the models
-	$(BIN)/python -m provenance.schema schemas
+	$(BIN)/python -m provenance.render.schemas schemas
 
 demo: install ## The embedded Marin demo: two milestones captured, signed, verified, diffed, checked
 	$(BIN)/python examples/marin/demo.py --out out/marin-demo

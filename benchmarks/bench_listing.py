@@ -27,9 +27,9 @@ LIMIT_MIB = 500
 CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-from provenance.collectors.base import CollectContext
-from provenance.collectors.listing import ListingCollector, ListingOptions
-from provenance.store import Store
+from provenance.capture.base import CollectContext
+from provenance.capture.listing import ListingCollector, ListingOptions
+from provenance.store.objects import Store
 
 root, store_dir = sys.argv[1], sys.argv[2]
 baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -27,7 +27,7 @@ def report(seconds: float, **extra: object) -> None:
 
 @driver
 def put_file(store: str, path: str) -> None:
-    from provenance.store import Store
+    from provenance.store.objects import Store
 
     written = Store(store).init().put_file(Path(path))
     print(written.digest)
@@ -43,7 +43,7 @@ def hash_file(path: str) -> None:
 @driver
 def put_paths(store: str, listing: str) -> None:
     """Store every file named in ``listing`` (one path a line, relative to the cwd)."""
-    from provenance.store import Store
+    from provenance.store.objects import Store
 
     paths = [Path(line) for line in Path(listing).read_text().splitlines() if line]
     written = Store(store).init().put_files(paths)

@@ -265,9 +265,9 @@ def listing_pair(path: Path, count: int, changed_fraction: float) -> ListingPair
     from provenance.attest import keys
     from provenance.attest import statement as statements
     from provenance.attest.signing import DsseAttester
-    from provenance.manifest import BLOB_NAME, MEDIA_TYPE, ManifestWriter
     from provenance.model import BlobRef, Capture, Snapshot
-    from provenance.store import SnapshotEntry, Store
+    from provenance.store.manifest import BLOB_NAME, MEDIA_TYPE, ManifestWriter
+    from provenance.store.objects import SnapshotEntry, Store
 
     differing = max(5, int(count * changed_fraction))
     removed = added = differing // 5
@@ -279,7 +279,7 @@ def listing_pair(path: Path, count: int, changed_fraction: float) -> ListingPair
 
     def manifest_paths() -> tuple[Path, Path]:
         from provenance.digest import Digest
-        from provenance.resolve import load
+        from provenance.verify.resolve import load
 
         found = []
         for label in labels:

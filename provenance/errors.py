@@ -1,27 +1,32 @@
 """Errors raised by prov.
 
 Every error a user can meet is a ``ProvError``. It carries a one-line summary, the likely cause,
-what to try next, and the process exit code the command line uses (see design.md, "Contracts")::
+what to try next, and the process exit code the command line uses (docs/design.md, "Errors and
+exit codes")::
 
     ProvError                      exit 3: could not run
     ├── UsageError                 exit 2: the invocation or an input file is wrong
     │   ├── ConfigError            prov.toml (file and line)
     │   └── ClaimsError            claims.toml, unsafe or failing expressions
     ├── CollectorError             a collector could not run at all (not a remote failure: those
-    │                              are evidence, recorded in the capture)
-    │   └── GitError               git failed; keeps git's stderr
+    │   │                          are evidence, recorded in the capture)
+    │   ├── GitError               git failed; keeps git's stderr
+    │   └── ContentFailed          a content-hashing shard kept failing; keeps the attempts
     ├── StoreError                 the content store cannot be read or written
     │   └── IntegrityError         an object's bytes do not match its address
     ├── KeyFileError               a key file cannot be read, decrypted or used
     ├── RegistryError              an OCI registry refused or failed a request (keeps the status)
     ├── SigningError               signing failed
+    ├── TimestampError             a time-stamping authority could not be reached or refused
+    ├── ReleaseError               the GitHub API refused or failed a release operation
     ├── MissingDependencyError     an optional package is not installed
     └── VerificationError          exit 1: evidence was checked and found wanting
+        └── PackError              an evidence pack is malformed, incomplete or altered
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 class ProvError(Exception):
@@ -71,6 +76,14 @@ class GitError(CollectorError):
         self.stderr = stderr
 
 
+class ContentFailed(CollectorError):
+    """A shard kept failing: the objects could not be read. Carries the attempts made."""
+
+    def __init__(self, message: str, *, attempts: list[dict[str, Any]]) -> None:
+        super().__init__(message, hint="check that the objects are readable; raise retries")
+        self.attempts = attempts
+
+
 class StoreError(ProvError):
     """The content store cannot be read or written."""
 
@@ -85,6 +98,14 @@ class KeyFileError(ProvError):
 
 class SigningError(ProvError):
     """Signing failed."""
+
+
+class TimestampError(ProvError):
+    """A timestamp authority could not be reached or refused the request."""
+
+
+class ReleaseError(ProvError):
+    """The GitHub API refused or failed a release operation."""
 
 
 class RegistryError(ProvError):
@@ -130,3 +151,7 @@ class VerificationError(ProvError):
     ) -> None:
         super().__init__(message, cause=cause, hint=hint)
         self.report = report
+
+
+class PackError(VerificationError):
+    """An evidence pack is malformed, incomplete or altered."""

@@ -1,7 +1,7 @@
 """The wire format of a snapshot: frozen pydantic models, serialised once as canonical JSON.
 
 A snapshot is the predicate of an in-toto statement. Its JSON Schema is generated from these
-models into ``schemas/`` (``python -m provenance.schema``); a test fails when the two drift.
+models into ``schemas/`` (``python -m provenance.render.schemas``); a test fails when the two drift.
 """
 
 from __future__ import annotations
@@ -93,8 +93,9 @@ class Tool(WireModel):
 class CrossCheck(WireModel):
     """A comparison between captures of the same snapshot, made after collection.
 
-    Collectors never see each other; ``provenance.crosscheck`` reads the finished captures and
-    says whether they agree (e.g. an image's revision label and a git capture's commit).
+    Collectors never see each other; ``provenance.capture.crosscheck`` reads the finished
+    captures and says whether they agree (e.g. an image's revision label and a git capture's
+    commit).
     """
 
     check: str = Field(description="what was compared, e.g. 'oci-revision-git-commit'")
@@ -142,3 +143,11 @@ class Snapshot(WireModel):
             if capture.source == source:
                 return capture
         raise KeyError(source)
+
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def snapshot_schema() -> dict[str, Any]:
+    schema = Snapshot.model_json_schema(mode="serialization")
+    return {"$schema": DRAFT, "$id": PREDICATE_TYPE, **schema}

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from provenance._testing.fixtures import Fixtures
+from provenance._testing.server import LocalServer
+from provenance.capture.base import CollectContext, validate_source
 from provenance.cli import cli
-from provenance.collectors.base import CollectContext, validate_source
 from provenance.config import SourceSpec
 from provenance.model import Capture
-from provenance.store import Store
-from provenance.testing.fixtures import Fixtures
-from provenance.testing.server import LocalServer
+from provenance.store.objects import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PROV_SHARED", ROOT.parent / "shared"))

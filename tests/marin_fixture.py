@@ -25,10 +25,10 @@ from typing import Any
 from provenance.attest import keys
 from provenance.attest import statement as statements
 from provenance.attest.signing import DsseAttester
-from provenance.collectors.base import CollectContext
-from provenance.collectors.git import GitCollector, GitOptions
+from provenance.capture.base import CollectContext
+from provenance.capture.git import GitCollector, GitOptions
 from provenance.model import BlobRef, Capture, CaptureError, Snapshot
-from provenance.store import SnapshotEntry, Store
+from provenance.store.objects import SnapshotEntry, Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "marin"
 LAUNCHER_DIR = "experiments/grug/moe_hero_ep"

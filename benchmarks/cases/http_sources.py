@@ -1,7 +1,7 @@
 """The HTTP collector over many slow endpoints: ``prov snapshot`` of 200 sources on a local
 server that answers each after 100 ms, against the ideal 200 x 100 ms / concurrency.
 
-The server (``provenance.testing.server.LocalServer``, a thread of this process) sleeps before
+The server (``provenance._testing.server.LocalServer``, a thread of this process) sleeps before
 every answer, so the run is bound by waiting: what is measured is how well prov overlaps the
 waits (its thread pool, one client per source, connection set-up) plus its fixed costs (start-up,
 the store, signing).
@@ -22,9 +22,9 @@ CONCURRENCY = 8  # prov.toml's [defaults] concurrency when unset
 
 @case("http-sources", rounds=5)
 def http_sources(context: Context) -> Plan:
+    from provenance._testing.fixtures import Fixtures, Route
+    from provenance._testing.server import LocalServer
     from provenance.config import DefaultsSection
-    from provenance.testing.fixtures import Fixtures, Route
-    from provenance.testing.server import LocalServer
 
     concurrency = DefaultsSection().concurrency
     work = context.work / "http"

@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("out/marin-demo"))
     args = parser.parse_args(argv)
     out: Path = args.out.resolve()
-    from provenance.testing.server import LocalServer
+    from provenance._testing.server import LocalServer
 
     started = time.monotonic()
     step = Step(1, 9)

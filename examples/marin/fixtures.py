@@ -260,16 +260,8 @@ def _storage_id(run_id: str) -> str:
 
 def server_fixtures(milestone: int, launcher_commit: str) -> Any:
     """What the local server answers at a milestone: W&B, the Hub, the store, the tracker."""
-    from provenance.testing.fixtures import (
-        Fixtures,
-        HfCommit,
-        HfFile,
-        HfRepo,
-        Route,
-    )
-    from provenance.testing.fixtures import (
-        WandbRun as WireRun,
-    )
+    from provenance._testing.fixtures import Fixtures, HfCommit, HfFile, HfRepo, Route
+    from provenance._testing.fixtures import WandbRun as WireRun
 
     run = wandb_run(milestone, launcher_commit)
     config = {key: entry["value"] for key, entry in run.config().items()}

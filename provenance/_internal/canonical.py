@@ -10,8 +10,8 @@ machine and every run. Two deliberate choices:
   separators, the same string escapes) as long as no key lies outside the Basic Multilingual
   Plane (Python sorts by code point, RFC 8785 by UTF-16 code unit).
 
-Three paths, the first that can vouch for a document wins (tests/test_canonical.py holds each to
-the ``rfc8785`` package, byte for byte):
+Three paths, the first that can vouch for a document wins (tests/unit/core/test_canonical.py
+holds each to the ``rfc8785`` package, byte for byte):
 
 1. ``_direct``: orjson writes the whole document once; the float spellings that differ from
    ECMAScript's (``3.0`` for ``3``, ``1e-6`` and ``1e+16``..``1e+20`` for positional digits) are
@@ -393,28 +393,9 @@ def loads(data: bytes | str) -> Any:
     to different values. Nesting deeper than Python's recursion limit is refused too.
     """
 
-    def refuse(constant: str) -> Any:
-        raise CanonicalizationError(f"{constant} is not valid JSON")
-
-    def finite(text: str) -> float:
-        number = float(text)
-        if math.isinf(number):
-            raise CanonicalizationError(f"the number {text[:40]} is too large for a double")
-        return number
-
-    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        document: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in document:
-                raise CanonicalizationError(f"the key {key!r} is repeated in one object")
-            document[key] = value
-        return document
+    from provenance._internal import strictjson
 
     try:
-        return json.loads(data, parse_constant=refuse, parse_float=finite, object_pairs_hook=unique)
-    except RecursionError as e:
-        raise CanonicalizationError("the JSON nests too deeply") from e
-    except CanonicalizationError:
-        raise
-    except ValueError as e:  # malformed JSON, bytes that are not Unicode, a 5000-digit integer
+        return strictjson.loads(data)
+    except strictjson.JSONError as e:
         raise CanonicalizationError(str(e)) from e

@@ -1,6 +1,6 @@
 """A local stand-in for GitHub's releases REST API on 127.0.0.1, speaking its wire format.
 
-Implements what ``provenance.release`` uses: GET /repos/{o}/{r}/releases[/tags/{tag}],
+Implements what ``provenance.publish.release`` uses: GET /repos/{o}/{r}/releases[/tags/{tag}],
 GET /repos/{o}/{r}/releases/{id}/assets (paginated with a Link header), DELETE and GET
 /repos/{o}/{r}/releases/assets/{id} (octet-stream download), and POST
 /uploads/repos/{o}/{r}/releases/{id}/assets?name=... (the ``upload_url`` host). Every request

@@ -17,10 +17,10 @@ import secrets
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from provenance.testing.fixtures import Fixtures, HfCommit, HfRepo
+from provenance._testing.fixtures import Fixtures, HfCommit, HfRepo
 
 if TYPE_CHECKING:
-    from provenance.testing.server import Handler, Request
+    from provenance._testing.server import Handler, Request
 
 _TYPES = {"models": "model", "datasets": "dataset", "spaces": "space"}
 _PREFIX = {"model": "", "dataset": "datasets/", "space": "spaces/"}

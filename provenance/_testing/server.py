@@ -1,6 +1,6 @@
 """A real HTTP(S) server on 127.0.0.1 that speaks the wire formats prov's collectors read.
 
-It serves, from the ``Fixtures`` it is given (see ``provenance.testing.fixtures``):
+It serves, from the ``Fixtures`` it is given (see ``provenance._testing.fixtures``):
 
 * W&B: ``POST /graphql`` (the ``Run`` query; ``config``, ``summaryMetrics`` and
   ``systemMetrics`` as JSON strings; ``Authorization: Basic base64("api:" + key)`` checked);
@@ -17,7 +17,7 @@ It serves, from the ``Fixtures`` it is given (see ``provenance.testing.fixtures`
 Use it as a context manager; ``port=0`` picks a free port; ``tls=True`` serves https with a
 certificate made at run time (``ca_file`` is its CA). Every request is kept in ``requests``.
 
-    python -m provenance.testing.server --fixtures DIR [--tls] [--port N]
+    python -m provenance._testing.server --fixtures DIR [--tls] [--port N]
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from provenance.testing import hf_routes, wandb_routes
-from provenance.testing.fixtures import Fixtures, Route
-from provenance.testing.tls import ServerCertificate, make_certificate
+from provenance._testing import hf_routes, wandb_routes
+from provenance._testing.fixtures import Fixtures, Route
+from provenance._testing.tls import ServerCertificate, make_certificate
 
 _BLOCK = bytes(range(256)) * 256  # 64 KiB of a fixed pattern for generated bodies
 
@@ -428,7 +428,7 @@ def wandb_auth(key: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m provenance.testing.server",
+        prog="python -m provenance._testing.server",
         description="Serve W&B, Hugging Face and HTTP fixtures on 127.0.0.1 until interrupted.",
     )
     parser.add_argument("--fixtures", type=Path, required=True, help="fixture directory")

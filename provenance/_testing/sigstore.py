@@ -30,10 +30,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
 
-from provenance.testing.certs import SIGNING_ONLY, ca_certificate
+from provenance._testing.certs import SIGNING_ONLY, ca_certificate
 
 if TYPE_CHECKING:
-    from provenance.testing.tsa import LocalTSA
+    from provenance._testing.tsa import LocalTSA
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 _OID_ISSUER_V1 = ObjectIdentifier("1.3.6.1.4.1.57264.1.1")

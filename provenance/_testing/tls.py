@@ -31,7 +31,7 @@ def make_certificate(
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-    from provenance.testing.certs import ca_certificate
+    from provenance._testing.certs import ca_certificate
 
     now = datetime.datetime.now(datetime.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())

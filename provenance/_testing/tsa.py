@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from provenance.testing.certs import SIGNING_ONLY, ca_certificate
+from provenance._testing.certs import SIGNING_ONLY, ca_certificate
 
 _CONFIG = """\
 [ tsa ]

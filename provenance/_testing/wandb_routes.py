@@ -12,10 +12,10 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from provenance.testing.fixtures import Fixtures
+from provenance._testing.fixtures import Fixtures
 
 if TYPE_CHECKING:
-    from provenance.testing.server import Handler, Request
+    from provenance._testing.server import Handler, Request
 
 
 def graphql(handler: Handler, request: Request, fixtures: Fixtures) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from provenance._internal import strictjson
 from provenance.errors import VerificationError
 
 
@@ -119,19 +120,6 @@ def _b64(value: Any, field: str) -> bytes:
     return raw
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # Two parsers reading {"payload": A, "payload": B} may pick different values: refuse it.
-    document: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in document:
-            raise VerificationError(f"the envelope repeats the key {key!r}")
-        document[key] = value
-    return document
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)  # one, not one per envelope
-
-
 def _text(value: str, field: str) -> str:
     # JSON can spell lone UTF-16 surrogates ("\ud800"); PAE needs UTF-8, which cannot hold them.
     try:
@@ -144,14 +132,15 @@ def _text(value: str, field: str) -> str:
 def parse(data: bytes | str, origin: str = "envelope") -> Envelope:
     """Parse one DSSE envelope (JSON object). Raises VerificationError on any malformation."""
     try:
-        # RFC 8259: JSON is UTF-8 (a byte order mark may be ignored).
-        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
-        document = _DECODER.decode(text)
-    except UnicodeDecodeError as e:
+        document = strictjson.loads(data)
+    except strictjson.RepeatedKey as e:
+        # Two parsers reading {"payload": A, "payload": B} may pick different values: refuse it.
+        raise VerificationError(f"the envelope repeats the key {e.key!r}") from e
+    except strictjson.NotUTF8 as e:
         raise VerificationError(f"{origin} is not UTF-8 JSON", cause=str(e)) from e
-    except RecursionError as e:
+    except strictjson.TooDeep as e:
         raise VerificationError(f"{origin} nests JSON too deeply to be an envelope") from e
-    except ValueError as e:
+    except strictjson.JSONError as e:
         raise VerificationError(
             f"{origin} is not JSON",
             cause=str(e),

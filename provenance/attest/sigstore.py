@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from provenance._internal import strictjson
 from provenance.attest.statement import PAYLOAD_TYPE
 from provenance.digest import Digest
 from provenance.errors import SigningError, UsageError, VerificationError
@@ -129,19 +130,13 @@ class _RepeatedKey(VerificationError):
 
 
 def _document(data: bytes, origin: str) -> dict[str, Any]:
-    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    try:
+        document = strictjson.loads(data)
+    except strictjson.RepeatedKey as e:
         # prov reads the envelope with this parser, sigstore with another: a repeated key is
         # the one place where the two could disagree on which value counts. Refused anywhere.
-        document: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in document:
-                raise _RepeatedKey(f"{origin} repeats the key {key!r}")
-            document[key] = value
-        return document
-
-    try:
-        document = json.loads(data, object_pairs_hook=unique)
-    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        raise _RepeatedKey(f"{origin} repeats the key {e.key!r}") from e
+    except strictjson.JSONError as e:
         raise VerificationError(f"{origin} is not JSON", cause=str(e)) from e
     if not isinstance(document, dict):
         raise VerificationError(f"{origin} is not a JSON object")

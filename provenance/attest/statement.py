@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from provenance._internal import canonical
+from provenance.digest import sha256_bytes
 from provenance.errors import VerificationError
 from provenance.model import PREDICATE_TYPE, Snapshot
 
@@ -104,3 +105,32 @@ def wrap(subjects: list[dict[str, Any]], predicate_type: str, predicate: dict[st
         "predicate": predicate,
     }
     return canonical.dumps(statement)
+
+
+def check_subject(parsed: ParsedStatement) -> str:
+    # The subject digest is defined over the canonical form of the predicate, which is unique:
+    # canonicalising the parsed predicate gives exactly the bytes that were hashed at signing.
+    try:
+        actual = sha256_bytes(canonical.dumps(parsed.predicate))
+    except canonical.CanonicalizationError as e:
+        raise VerificationError("the snapshot has no canonical form", cause=str(e)) from e
+    claimed = [s.get("digest", {}).get("sha256") for s in parsed.subjects if isinstance(s, dict)]
+    if actual.hex not in claimed:
+        raise VerificationError(
+            "the subject digest does not match the snapshot",
+            cause=f"subject sha256 {', '.join(map(str, claimed))}; snapshot sha256 {actual.hex}",
+        )
+    # The subject names the label it was signed for; a statement that names another is not one
+    # prov wrote, and would let the label a reader sees differ from the one inside.
+    name = subject_name(str(parsed.predicate.get("label")))
+    names = [
+        s.get("name")
+        for s in parsed.subjects
+        if isinstance(s, dict) and s.get("digest", {}).get("sha256") == actual.hex
+    ]
+    if name not in names:
+        raise VerificationError(
+            f"the subject is named {', '.join(map(repr, names))}, not {name!r}",
+            hint="the statement was not written by prov for this snapshot",
+        )
+    return f"subject sha256 {actual.hex} matches the canonical snapshot"

@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from provenance.errors import ProvError, UsageError, VerificationError
+from provenance.errors import TimestampError, UsageError, VerificationError
 
 if TYPE_CHECKING:
     import httpx
@@ -34,10 +34,6 @@ _IMPRINT_HASHES = {
     "2.16.840.1.101.3.4.2.3": "sha512",
 }
 REPLY_TYPE = "application/timestamp-reply"
-
-
-class TimestampError(ProvError):
-    """A timestamp authority could not be reached or refused the request."""
 
 
 def sidecar_path(attestation: Path) -> Path:
@@ -221,7 +217,7 @@ def verify(token: bytes, signatures: list[bytes], trust: TsaTrust) -> tuple[Time
 def stamp_dsse(attestation: Path, url: str, *, client: httpx.Client | None = None) -> Path:
     """Timestamp a DSSE attestation's first signature; write the token to its ``.tsr`` sidecar."""
     from provenance._internal.files import atomic_write
-    from provenance.verify import read_envelope
+    from provenance.attest.envelope import read_envelope
 
     envelope = read_envelope(attestation)
     if not envelope.signatures:

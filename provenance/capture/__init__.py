@@ -1,0 +1,24 @@
+"""Capturing: what each source said, kept as content-hashed captures.
+
+- ``base``: the ``Collector`` interface, its options model and the registry keyed by ``kind``.
+- one module per kind: ``git``, ``wandb``, ``huggingface``, ``http``, ``listing``, ``oci``.
+- ``_http`` and ``_network``: the collectors' shared HTTP client (retries, deadlines, redaction).
+- ``content``: content hashing of listings, locally or on a Ray cluster.
+- ``crosscheck``: comparisons between the captures of one snapshot (image revision vs commit).
+- ``snapshot``: taking a snapshot: config -> collectors -> store -> statement -> signed file.
+
+Adding a collector means one module here and one line in ``base.REGISTRY``.
+"""
+
+__all__ = [
+    "base",
+    "content",
+    "crosscheck",
+    "git",
+    "http",
+    "huggingface",
+    "listing",
+    "oci",
+    "snapshot",
+    "wandb",
+]

@@ -41,7 +41,7 @@ from provenance import __version__
 from provenance._internal import redact
 from provenance._internal.deadline import Watchdog
 from provenance.model import CaptureError, utc_now
-from provenance.store import Store
+from provenance.store.objects import Store
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})

@@ -1,7 +1,7 @@
 """What the network collectors (wandb, huggingface, http) share: secrets, policy, parsing.
 
 Not a collector kind itself (it is not in the registry); it imports httpx only through
-``provenance._internal.http``, which the collectors import when they run.
+``provenance.capture._http``, which the collectors import when they run.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from provenance._internal import redact
-from provenance.collectors.base import Collector
+from provenance.capture.base import Collector
 from provenance.model import CaptureError
 
 TOKEN_VARIABLES = ("WANDB_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
@@ -41,7 +41,7 @@ def check_http_url(value: str, what: str = "URL") -> str:
 
 def policy(collector: Collector, **changes: Any) -> Any:
     """The HTTP policy for a collector's source: its timeout and retries, the context's backoff."""
-    from provenance._internal.http import Policy
+    from provenance.capture._http import Policy
 
     return Policy(
         timeout=collector.timeout,
@@ -60,7 +60,7 @@ class NetworkCollector(Collector):
 
 
 def fetcher(collector: Collector, scrub: redact.Scrubber, policy: Any) -> Any:
-    from provenance._internal.http import Fetcher
+    from provenance.capture._http import Fetcher
 
     return Fetcher(
         policy,

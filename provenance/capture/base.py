@@ -20,15 +20,15 @@ from provenance import __version__
 from provenance.config import SourceSpec
 from provenance.errors import ConfigError
 from provenance.model import BlobRef, Capture, CaptureError, Establishes, utc_now
-from provenance.store import Store
+from provenance.store.objects import Store
 
 REGISTRY: dict[str, str] = {
-    "git": "provenance.collectors.git:GitCollector",
-    "oci": "provenance.collectors.oci:OciCollector",
-    "listing": "provenance.collectors.listing:ListingCollector",
-    "wandb": "provenance.collectors.wandb:WandbCollector",
-    "huggingface": "provenance.collectors.huggingface:HuggingFaceCollector",
-    "http": "provenance.collectors.http:HttpCollector",
+    "git": "provenance.capture.git:GitCollector",
+    "oci": "provenance.capture.oci:OciCollector",
+    "listing": "provenance.capture.listing:ListingCollector",
+    "wandb": "provenance.capture.wandb:WandbCollector",
+    "huggingface": "provenance.capture.huggingface:HuggingFaceCollector",
+    "http": "provenance.capture.http:HttpCollector",
 }
 
 

@@ -24,9 +24,9 @@ from typing import Any, Protocol
 import blake3
 
 from provenance._internal.objectstore import StoreSpec
-from provenance.errors import CollectorError, MissingDependencyError
-from provenance.manifest import ManifestInfo, ManifestWriter, iter_entries
-from provenance.store import Store
+from provenance.errors import CollectorError, ContentFailed, MissingDependencyError
+from provenance.store.manifest import ManifestInfo, ManifestWriter, iter_entries
+from provenance.store.objects import Store
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +54,6 @@ def hash_shard(spec: StoreSpec, items: list[ShardItem]) -> ShardResult:
                 size += len(chunk)
         results.append((hasher.hexdigest(), size))
     return results
-
-
-class ContentFailed(CollectorError):
-    """A shard kept failing: the objects could not be read. Carries the attempts made."""
-
-    def __init__(self, message: str, *, attempts: list[dict[str, Any]]) -> None:
-        super().__init__(message, hint="check that the objects are readable; raise retries")
-        self.attempts = attempts
 
 
 class ShardFailed(Exception):

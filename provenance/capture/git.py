@@ -19,10 +19,10 @@ from pydantic import Field
 from provenance._internal import redact
 from provenance._internal.oidcache import OidCache
 from provenance._internal.proc import git, git_env
-from provenance.collectors.base import Collector, Recorder, SourceOptions
+from provenance.capture.base import Collector, Recorder, SourceOptions
 from provenance.errors import CollectorError, GitError
 from provenance.model import Capture
-from provenance.store import FILE_CHUNK, SMALL_OBJECT, Store, Written
+from provenance.store.objects import FILE_CHUNK, SMALL_OBJECT, Store, Written
 
 _SHA = re.compile(r"^[0-9a-f]{7,40}$")
 _URL = re.compile(r"^([a-z][a-z0-9+.-]*://|[^/:]+@[^/:]+:)", re.IGNORECASE)

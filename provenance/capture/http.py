@@ -19,8 +19,8 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from provenance._internal import redact
-from provenance.collectors import _network
-from provenance.collectors.base import Recorder, SourceOptions
+from provenance.capture import _network
+from provenance.capture.base import Recorder, SourceOptions
 from provenance.errors import CollectorError
 from provenance.model import Capture, Establishes
 

@@ -26,8 +26,8 @@ from urllib.parse import quote
 from pydantic import Field, field_validator
 
 from provenance._internal import redact
-from provenance.collectors import _network
-from provenance.collectors.base import Recorder, SourceOptions
+from provenance.capture import _network
+from provenance.capture.base import Recorder, SourceOptions
 from provenance.digest import CHUNK, Digest
 from provenance.model import Capture, CaptureError, Establishes
 

@@ -2,14 +2,14 @@
 
 For each object it keeps the key (relative to the prefix), the size and what the provider
 says of it (ETag, checksums, version id, last-modified). Entries stream into a manifest blob in
-key order (see ``provenance.manifest``), so a listing of millions of objects never sits in
+key order (see ``provenance.store.manifest``), so a listing of millions of objects never sits in
 memory. A listing the backend does not return in order is re-listed through an external merge
 sort. A refused listing (AccessDenied, NoSuchBucket) is evidence: a failed capture with the
 provider's error code, not a crash.
 
 With ``content = true`` every object's bytes are also read and hashed with blake3
-(``provenance.content``), in this process or on a Ray cluster (``ray_address``); objects unchanged
-since this source's previous snapshot in the store keep their earlier hash.
+(``provenance.capture.content``), in this process or on a Ray cluster (``ray_address``);
+objects unchanged since this source's previous snapshot in the store keep their earlier hash.
 """
 
 from __future__ import annotations
@@ -30,19 +30,19 @@ from provenance._internal.objectstore import (
     iter_walk,
     parse_location,
 )
-from provenance.collectors.base import CollectContext, Collector, Recorder, SourceOptions
-from provenance.content import ShardFn, hash_shard
+from provenance.capture.base import CollectContext, Collector, Recorder, SourceOptions
+from provenance.capture.content import ShardFn, hash_shard
 from provenance.digest import Digest
 from provenance.errors import CollectorError, ProvError
-from provenance.manifest import (
+from provenance.model import Capture, CaptureError, Snapshot
+from provenance.store.manifest import (
     BLOB_NAME,
     MEDIA_TYPE,
     ManifestInfo,
     ManifestWriter,
     OutOfOrder,
 )
-from provenance.model import Capture, CaptureError, Snapshot
-from provenance.store import Store
+from provenance.store.objects import Store
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ class ListingCollector(Collector):
         data["prefixes_truncated"] = writer.prefixes_truncated
         establishes: tuple[Any, ...] = ("provider-asserted",)
         if options.content:
-            from provenance.content import ContentFailed
+            from provenance.errors import ContentFailed
 
             try:
                 data["content"] = self._content(spec, info, recorder)
@@ -181,7 +181,7 @@ class ListingCollector(Collector):
     # -- content mode --------------------------------------------------------------------------
 
     def _content(self, spec: StoreSpec, listing: ManifestInfo, recorder: Recorder) -> Any:
-        from provenance.content import Executor, LocalExecutor, RayExecutor, hash_listing
+        from provenance.capture.content import Executor, LocalExecutor, RayExecutor, hash_listing
 
         options = self.options
         store = self.context.store
@@ -273,7 +273,7 @@ def find_baseline(
     checked here (no keys); ``prov verify`` checks them."""
     from provenance.attest import dsse
     from provenance.attest import statement as statements
-    from provenance.verify import check_subject
+    from provenance.attest.statement import check_subject
 
     for entry in reversed(store.snapshots()):
         if source not in entry.sources or source in entry.failed:

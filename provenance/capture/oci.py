@@ -14,12 +14,12 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from provenance.collectors.base import Collector, Recorder, SourceOptions
+from provenance._internal.oci import connect
+from provenance._internal.oci import reference as references
+from provenance._internal.oci.client import INDEX_TYPES, Fetched, RegistryClient, as_dict, as_list
+from provenance.capture.base import Collector, Recorder, SourceOptions
 from provenance.errors import RegistryError, UsageError
 from provenance.model import Capture, CaptureError
-from provenance.oci import connect
-from provenance.oci import reference as references
-from provenance.oci.client import INDEX_TYPES, Fetched, RegistryClient, as_dict, as_list
 
 DEFAULT_PLATFORM = "linux/amd64"
 LABEL_REVISION = "org.opencontainers.image.revision"

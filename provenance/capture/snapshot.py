@@ -18,15 +18,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from provenance import crosscheck
 from provenance._internal.files import atomic_write, sweep_temps
 from provenance.attest import statement as statements
 from provenance.attest.signing import Attester
-from provenance.collectors.base import CollectContext, Collector, SourceOptions, validate_source
+from provenance.capture import crosscheck
+from provenance.capture.base import CollectContext, Collector, SourceOptions, validate_source
 from provenance.config import Config
 from provenance.errors import UsageError
 from provenance.model import Capture, Snapshot, utc_now
-from provenance.store import SnapshotEntry, Store, os_error
+from provenance.store.objects import SnapshotEntry, Store, os_error
 
 Progress = Callable[[str], None]
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}$")

@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 from pydantic import Field, ValidationInfo, field_validator
 
 from provenance._internal import canonical, redact
-from provenance.collectors import _network
-from provenance.collectors.base import Recorder, SourceOptions
+from provenance.capture import _network
+from provenance.capture.base import Recorder, SourceOptions
 from provenance.errors import CollectorError
 from provenance.model import Capture, CaptureError, Establishes
 

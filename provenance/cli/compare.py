@@ -13,13 +13,13 @@ import click
 from provenance.cli._options import resolve_store_path, store_option
 
 if TYPE_CHECKING:
-    from provenance.diff import Diff
-    from provenance.store import Store
+    from provenance.compare.diff import Diff
+    from provenance.store.objects import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# The values of ``provenance.render.report.Format``, literal so ``prov --help`` imports nothing.
 FORMATS = ("text", "json", "markdown", "html")
-"""The values of ``provenance.render.Format`` (kept literal so ``prov --help`` imports nothing)."""
 
 
 def _format_option(function: F) -> F:
@@ -49,7 +49,7 @@ def _use_colour(explicit: bool | None) -> bool:
 
 
 def _store(explicit: Path | None) -> Store | None:
-    from provenance.store import Store
+    from provenance.store.objects import Store
 
     store = Store(resolve_store_path(explicit))
     return store if store.exists() else None
@@ -92,10 +92,11 @@ def diff(
     when their blobs are in the store. Volatile fields (timestamps, heartbeats, step
     counters, request ids) are listed apart and do not count as differences.
     """
-    from provenance import notes, render
-    from provenance.diff import compare
+    from provenance.compare import notes
+    from provenance.compare.diff import compare
+    from provenance.compare.evidence import open_evidence
     from provenance.errors import UsageError
-    from provenance.evidence import open_evidence
+    from provenance.render import report as render
 
     if output is not None and not key_paths:
         raise UsageError("-o names the signed diff: pass --key too")
@@ -115,7 +116,7 @@ def _sign_diff(result: Diff, key_paths: tuple[Path, ...], output: Path | None) -
     from provenance._internal.files import atomic_write
     from provenance.attest import keys
     from provenance.attest.signing import DsseAttester
-    from provenance.diff import statement
+    from provenance.compare.diff import statement
     from provenance.errors import StoreError, UsageError
 
     signers = [keys.load_signer(path) for path in key_paths]
@@ -167,10 +168,11 @@ def check(
     Exit 0 when every claim holds, 1 when one fails, 2 when one cannot be
     evaluated (a missing field, a refused expression: nothing is evaluated then).
     """
-    from provenance import claims as claims_module
-    from provenance import notes, render
+    from provenance.compare import claims as claims_module
+    from provenance.compare import notes
+    from provenance.compare.evidence import open_evidence
     from provenance.errors import ClaimsError
-    from provenance.evidence import open_evidence
+    from provenance.render import report as render
 
     claims_file = claims_module.load(claims_path)  # refuses unsafe expressions before any runs
     target_store = _store(store)
@@ -229,11 +231,11 @@ def note(
     attestation is never altered. Notes show in `prov log` and in diffs that span
     them.
     """
-    from provenance import notes
     from provenance.attest import keys
     from provenance.attest.signing import DsseAttester
-    from provenance.resolve import load
-    from provenance.store import Store
+    from provenance.compare import notes
+    from provenance.store.objects import Store
+    from provenance.verify.resolve import load
 
     target_store = Store(resolve_store_path(store))
     loaded = load(snapshot, target_store if target_store.exists() else None)
@@ -284,11 +286,12 @@ def report(
     self-contained page). The verdicts are `prov check` and `prov diff`'s: this
     command writes the page and exits 0.
     """
-    from provenance import claims as claims_module
-    from provenance import notes, render
     from provenance._internal.files import atomic_write
-    from provenance.diff import compare
-    from provenance.evidence import open_evidence
+    from provenance.compare import claims as claims_module
+    from provenance.compare import notes
+    from provenance.compare.diff import compare
+    from provenance.compare.evidence import open_evidence
+    from provenance.render import report as render
 
     claims_file = claims_module.load(claims_path)
     target_store = _store(store)

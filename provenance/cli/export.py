@@ -25,9 +25,9 @@ def export_warc(snapshot: str, output: Path, store: Path | None) -> None:
     Each exchange becomes a request and a response record with the body bytes from the
     store, plus a metadata record with the capture (failed captures included).
     """
-    from provenance.resolve import load
-    from provenance.store import Store
-    from provenance.warc import export
+    from provenance.render.warc import export
+    from provenance.store.objects import Store
+    from provenance.verify.resolve import load
 
     blob_store = Store(resolve_store_path(store)).require()
     loaded = load(snapshot, blob_store)

@@ -31,8 +31,8 @@ def show(snapshot: str, store: Path | None, output_format: str) -> None:
     This reads without checking signatures; use `prov verify` for that.
     """
     from provenance.model import Establishes
-    from provenance.resolve import load
-    from provenance.store import Store
+    from provenance.store.objects import Store
+    from provenance.verify.resolve import load
 
     loaded = load(snapshot, Store(resolve_store_path(store)))
     snap = loaded.snapshot
@@ -105,9 +105,9 @@ def log(store: Path | None, output_format: str) -> None:
     """
     import sys
 
-    from provenance import render
-    from provenance.store import Store
-    from provenance.timeline import timeline
+    from provenance.compare.timeline import timeline
+    from provenance.render import report as render
+    from provenance.store.objects import Store
 
     items = timeline(Store(resolve_store_path(store)).require())
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
@@ -125,7 +125,7 @@ def fsck(ctx: click.Context, store: Path | None, config_path: Path) -> None:
     prov.toml is found, in its attestations folder.
     """
     from provenance._internal.files import sweep_temps
-    from provenance.store import Store
+    from provenance.store.objects import Store
 
     configured = _optional_config(config_path)
     attestations = configured.attestations_dir if configured else None

@@ -15,7 +15,7 @@ from provenance.cli._options import Format
 if TYPE_CHECKING:
     from provenance.attest.dsse import Verifier
     from provenance.model import Snapshot
-    from provenance.store import Store
+    from provenance.store.objects import Store
 
 PLAIN_HTTP_HELP = "Talk plain http to a registry on 127.0.0.1 / localhost."
 
@@ -35,11 +35,11 @@ def push(attestation: Path, image: str, plain_http: bool) -> None:
     application/vnd.in-toto+json). Registries without the referrers API get the
     sha256-<digest> tag scheme instead. Credentials come from ~/.docker/config.json.
     """
+    from provenance._internal.oci import connect
+    from provenance._internal.oci.reference import parse
     from provenance.errors import UsageError
     from provenance.model import utc_now
-    from provenance.oci import connect
-    from provenance.oci.attach import push_attestation
-    from provenance.oci.reference import parse
+    from provenance.publish.oci import push_attestation
 
     reference = parse(image)
     try:
@@ -91,11 +91,11 @@ def verify_image(
     import json
     import tempfile
 
+    from provenance._internal.oci import connect
+    from provenance._internal.oci.reference import parse
     from provenance.errors import ProvError, VerificationError
-    from provenance.oci import connect
-    from provenance.oci.attach import fetch_attestations
-    from provenance.oci.reference import parse
-    from provenance.verify import Report, label_from_filename, verify
+    from provenance.publish.oci import fetch_attestations
+    from provenance.verify.steps import Report, label_from_filename, verify
 
     reference = parse(image)
     with connect(reference, os.environ, plain_http=plain_http) as client:
@@ -205,7 +205,7 @@ def _print_text(
 
 def _captures_of(snapshot: Snapshot, digest: str) -> list[str]:
     """Sources of the snapshot that captured this image (by manifest or platform digest)."""
-    from provenance.oci.client import as_dict, as_list
+    from provenance._internal.oci.client import as_dict, as_list
 
     names = []
     for capture in snapshot.captures:

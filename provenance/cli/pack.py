@@ -60,12 +60,12 @@ def pack(
     always verifiable: `prov verify --pack FILE` and `prov diff FILE ...` need nothing else.
     """
     from provenance.attest import keys, sigstore, timestamp
+    from provenance.attest.envelope import read_attestation
     from provenance.cli.verify import _identity
     from provenance.errors import UsageError
-    from provenance.pack import PackInput, PackPolicy, write_pack
-    from provenance.store import Store
-    from provenance.verify import read_attestation
-    from provenance.verify import verify as run
+    from provenance.store.objects import Store
+    from provenance.store.pack import PackInput, PackPolicy, write_pack
+    from provenance.verify.steps import verify as run
 
     blob_store = Store(resolve_store_path(store)).require()
     bundle = sigstore.is_bundle(read_attestation(attestation))

@@ -29,7 +29,7 @@ def release_upload(files: tuple[Path, ...], tag: str, repository: str, on_existi
 
     Attestations are named *.intoto.jsonl so that tools scanning releases find them.
     """
-    from provenance.release import GitHubReleases, upload_assets
+    from provenance.publish.release import GitHubReleases, upload_assets
 
     releases = GitHubReleases.from_env(repository, dict(os.environ))
     with releases.client:
@@ -48,7 +48,7 @@ def release_previous(
     ctx: click.Context, tag: str, repository: str, suffix: str, output_dir: Path
 ) -> None:
     """Download the previous release's asset ending in SUFFIX. Exit 1 when there is none."""
-    from provenance.release import GitHubReleases, previous_asset
+    from provenance.publish.release import GitHubReleases, previous_asset
 
     releases = GitHubReleases.from_env(repository, dict(os.environ))
     with releases.client:

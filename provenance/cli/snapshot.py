@@ -74,9 +74,9 @@ def snapshot(
     from provenance import config as configuration
     from provenance.attest import keys, timestamp
     from provenance.attest.signing import Attester, DsseAttester
+    from provenance.capture.snapshot import plan, take
     from provenance.errors import UsageError
-    from provenance.snapshot import plan, take
-    from provenance.store import Store
+    from provenance.store.objects import Store
 
     chosen = [bool(key_paths), use_sigstore, no_sign]
     if sum(chosen) > 1:

@@ -12,7 +12,7 @@ from provenance.cli.oci import plain_http_option
 
 if TYPE_CHECKING:
     from provenance.attest.sigstore import IdentityPolicy
-    from provenance.pack import OpenedPack
+    from provenance.store.pack import OpenedPack
 
 
 @click.command()
@@ -104,10 +104,10 @@ def verify(
     from provenance.attest import keys, sigstore
     from provenance.attest.timestamp import TsaTrust
     from provenance.errors import UsageError, VerificationError
-    from provenance.pack import is_pack, open_pack
-    from provenance.store import Store
-    from provenance.verify import Report, label_from_filename
-    from provenance.verify import verify as run
+    from provenance.store.objects import Store
+    from provenance.store.pack import is_pack, open_pack
+    from provenance.verify.steps import Report, label_from_filename
+    from provenance.verify.steps import verify as run
 
     if attestation_arg is not None and attestation_arg.startswith("oci://"):
         from provenance.cli.oci import verify_image
@@ -265,6 +265,6 @@ def _pack_attestation(opened: OpenedPack, attestation: Path | None) -> Path:
 
 
 def _peek(path: Path) -> bytes:
-    from provenance.verify import read_attestation
+    from provenance.attest.envelope import read_attestation
 
     return read_attestation(path)

@@ -1,4 +1,4 @@
-"""Claims: published numbers checked against a snapshot (design.md, "Claims").
+"""Claims: published numbers checked against a snapshot (docs/diff-and-claims.md).
 
 A claims file lists what someone published and how to derive it from the evidence::
 
@@ -51,9 +51,9 @@ from provenance._internal.safe_eval import (
     View,
     compile_expression,
 )
-from provenance.diff import NoteRef, SnapshotRef
+from provenance.compare.diff import NoteRef, SnapshotRef
+from provenance.compare.evidence import BlobSource, Evidence
 from provenance.errors import ClaimsError
-from provenance.evidence import BlobSource, Evidence
 from provenance.model import Capture, WireModel
 
 SCHEMA: Final = "https://prov.dev/claims-report/v1"

@@ -1,4 +1,4 @@
-"""Comparing two snapshots: what changed between two milestones (design.md, "Diff").
+"""Comparing two snapshots: what changed between two milestones (docs/diff-and-claims.md).
 
 Captures are matched by source name and compared by kind. Every capture is seen as a few JSON
 documents (``capture``: status, error, establishes; ``request``; ``data``; and, when the blobs are
@@ -40,7 +40,7 @@ from typing import Any, Final, Literal
 from pydantic import Field, JsonValue
 
 from provenance._internal import canonical, documents
-from provenance.evidence import BlobSource, Evidence, NoBlobs
+from provenance.compare.evidence import BlobSource, Evidence, NoBlobs
 from provenance.model import Capture, Snapshot, WireModel
 
 SCHEMA: Final = "https://prov.dev/diff/v1"
@@ -207,7 +207,7 @@ class SnapshotRef(WireModel):
 
 
 class NoteRef(WireModel):
-    """A signed change note that the diff spans (see provenance.notes)."""
+    """A signed change note that the diff spans (see provenance.compare.notes)."""
 
     id: str
     snapshot: str = Field(description="label of the snapshot the note is tied to")
@@ -972,7 +972,7 @@ def _manifest(data: bytes) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def merge_entries(a: bytes, b: bytes) -> Iterator[ObjectStep]:
     """The objects that differ between two key-sorted manifests, every line parsed: the
-    reference that ``merge_manifests`` must agree with (tests/test_diff_scale.py)."""
+    reference that ``merge_manifests`` must agree with (tests/unit/compare/test_diff_scale.py)."""
     left, right = _manifest(a), _manifest(b)
     old, new = next(left, None), next(right, None)
     while old is not None or new is not None:

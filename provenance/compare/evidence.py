@@ -16,8 +16,8 @@ from typing import Protocol
 
 from provenance.digest import Digest
 from provenance.model import Snapshot
-from provenance.resolve import load
-from provenance.store import Store
+from provenance.store.objects import Store
+from provenance.verify.resolve import load
 
 
 class BlobSource(Protocol):

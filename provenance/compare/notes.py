@@ -18,11 +18,11 @@ from provenance._internal import canonical
 from provenance._internal.files import atomic_write
 from provenance.attest import statement as statements
 from provenance.attest.signing import Attester
-from provenance.diff import NoteRef
+from provenance.compare.diff import NoteRef
 from provenance.digest import sha256_bytes
 from provenance.errors import StoreError, UsageError
 from provenance.model import Snapshot, Timestamp, WireModel, utc_now
-from provenance.store import Store
+from provenance.store.objects import Store
 
 PREDICATE_TYPE = "https://prov.dev/note/v1"
 MAX_TEXT = 20_000

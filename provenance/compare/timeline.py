@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from provenance import notes as change_notes
-from provenance.diff import NoteRef, compare_snapshots, headline
+from provenance.compare import notes as change_notes
+from provenance.compare.diff import NoteRef, compare_snapshots, headline
 from provenance.digest import Digest
 from provenance.errors import ProvError
 from provenance.model import Snapshot
-from provenance.resolve import load_attestation
-from provenance.store import SnapshotEntry, Store
+from provenance.store.objects import SnapshotEntry, Store
+from provenance.verify.resolve import load_attestation
 
 
 @dataclass(frozen=True)

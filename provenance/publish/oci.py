@@ -14,8 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from provenance.errors import RegistryError
-from provenance.oci.client import (
+from provenance._internal.oci.client import (
     OCI_INDEX,
     OCI_MANIFEST,
     RegistryClient,
@@ -23,7 +22,8 @@ from provenance.oci.client import (
     as_list,
     sha256_digest,
 )
-from provenance.oci.reference import Reference
+from provenance._internal.oci.reference import Reference
+from provenance.errors import RegistryError
 
 ARTIFACT_TYPE = "application/vnd.in-toto+json"
 EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json"

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
-from provenance.errors import ProvError, UsageError
+from provenance.errors import ReleaseError, UsageError
 
 if TYPE_CHECKING:
     import httpx
@@ -40,10 +40,6 @@ CONTENT_TYPES = (
     (".json", "application/json"),
     (".md", "text/markdown"),
 )
-
-
-class ReleaseError(ProvError):
-    """The GitHub API refused or failed a release operation."""
 
 
 @dataclass(frozen=True)

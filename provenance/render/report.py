@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
-from provenance.claims import ClaimResult, ClaimsReport
-from provenance.diff import (
+from provenance.compare.claims import ClaimResult, ClaimsReport
+from provenance.compare.diff import (
     CaptureDiff,
     Change,
     Diff,
@@ -28,8 +28,8 @@ from provenance.diff import (
     NoteRef,
     SnapshotRef,
 )
-from provenance.store import SnapshotEntry
-from provenance.timeline import LogItem
+from provenance.compare.timeline import LogItem
+from provenance.store.objects import SnapshotEntry
 
 LOG_SCHEMA = "https://prov.dev/log/v1"
 MAX_ROWS = 40  # per block; the JSON output always has everything

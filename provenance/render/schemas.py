@@ -1,7 +1,7 @@
 """JSON Schemas of prov's documents, generated from the models.
 
-``python -m provenance.schema`` rewrites ``schemas/``; a test fails when the committed files and the
-models disagree, so the published contract can never drift silently.
+``python -m provenance.render.schemas schemas`` rewrites ``schemas/``; a test fails when the
+committed files and the models disagree, so the published contract can never drift silently.
 """
 
 from __future__ import annotations
@@ -12,18 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from provenance.model import PREDICATE_TYPE, Snapshot
-
-DRAFT = "https://json-schema.org/draft/2020-12/schema"
-
-
-def snapshot_schema() -> dict[str, Any]:
-    schema = Snapshot.model_json_schema(mode="serialization")
-    return {"$schema": DRAFT, "$id": PREDICATE_TYPE, **schema}
+from provenance.model import DRAFT, snapshot_schema
 
 
 def diff_schema() -> dict[str, Any]:
-    from provenance.diff import SCHEMA, Diff
+    from provenance.compare.diff import SCHEMA, Diff
 
     schema = Diff.model_json_schema(mode="serialization", by_alias=True)
     schema["required"] = ["schema", *schema["required"]]  # the tag is always written
@@ -31,7 +24,7 @@ def diff_schema() -> dict[str, Any]:
 
 
 def claims_report_schema() -> dict[str, Any]:
-    from provenance.claims import SCHEMA, ClaimsReport
+    from provenance.compare.claims import SCHEMA, ClaimsReport
 
     schema = ClaimsReport.model_json_schema(mode="serialization", by_alias=True)
     schema["required"] = ["schema", *schema["required"]]
@@ -39,8 +32,8 @@ def claims_report_schema() -> dict[str, Any]:
 
 
 def note_schema() -> dict[str, Any]:
-    from provenance.notes import PREDICATE_TYPE as NOTE_TYPE
-    from provenance.notes import Note
+    from provenance.compare.notes import PREDICATE_TYPE as NOTE_TYPE
+    from provenance.compare.notes import Note
 
     schema = Note.model_json_schema(mode="serialization")
     return {"$schema": DRAFT, "$id": NOTE_TYPE, **schema}

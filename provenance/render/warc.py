@@ -25,7 +25,7 @@ from provenance._internal.files import temp_name
 from provenance.digest import Digest
 from provenance.errors import StoreError
 from provenance.model import Capture, Snapshot
-from provenance.store import Store
+from provenance.store.objects import Store
 
 WARC_VERSION = "1.1"
 

@@ -26,7 +26,7 @@ from provenance._internal import canonical
 from provenance.digest import CHUNK, Digest
 from provenance.errors import IntegrityError, UsageError, VerificationError
 from provenance.model import Capture
-from provenance.store import BlobWriter, Store
+from provenance.store.objects import BlobWriter, Store
 
 FORMAT = "prov-manifest/v1"
 TREE = "rfc9162-blake3"

@@ -37,9 +37,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from provenance import __version__
 from provenance.digest import Digest
-from provenance.errors import StoreError, UsageError, VerificationError
+from provenance.errors import PackError, StoreError, UsageError
 from provenance.model import Snapshot, utc_now
-from provenance.store import Batch, BlobWriter, SnapshotEntry, Store
+from provenance.store.objects import Batch, BlobWriter, SnapshotEntry, Store
 
 SCHEMA = "https://prov.dev/evidence-pack/v1"
 MANIFEST = "manifest.json"
@@ -52,10 +52,6 @@ _MEMBER = re.compile(
 MAX_MEMBER = 1 << 34  # 16 GiB: beyond any blob a collector keeps; bounds a hostile header
 
 Role = Literal["attestation", "timestamp", "blob", "key", "trusted-root", "tsa-chain"]
-
-
-class PackError(VerificationError):
-    """An evidence pack is malformed, incomplete or altered."""
 
 
 class Member(BaseModel):
@@ -105,20 +101,12 @@ class Manifest(BaseModel):
 
         Repeated keys are refused, as in envelopes and bundles: which value would count?
         """
-        import json
-
-        def unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
-            document: dict[str, object] = {}
-            for key, value in pairs:
-                if key in document:
-                    raise ValueError(f"the manifest repeats the key {key!r}")
-                document[key] = value
-            return document
+        from provenance._internal import strictjson
 
         try:
-            document = json.loads(data, object_pairs_hook=unique)
-        except RecursionError as e:
-            raise ValueError("the manifest nests JSON too deeply") from e
+            document = strictjson.loads(data)  # its JSONError is a ValueError
+        except strictjson.RepeatedKey as e:
+            raise ValueError(f"the manifest repeats the key {e.key!r}") from e
         if not isinstance(document, dict) or document.get("schema") != SCHEMA:
             raise ValueError(f"not a prov evidence pack manifest (schema {SCHEMA})")
         document["schema_"] = document.pop("schema")

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from provenance.attest import statement as statements
+from provenance.attest.envelope import read_envelope
+from provenance.attest.statement import check_subject
 from provenance.digest import Digest
 from provenance.errors import IntegrityError, UsageError
 from provenance.model import Snapshot
-from provenance.store import Store
-from provenance.verify import check_predicate, check_subject, read_envelope
+from provenance.store.objects import Store
+from provenance.verify.steps import check_predicate
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ def load_pack(path: Path) -> Loaded:
 
     The pack is checked and extracted into a temporary folder that lives as long as that store.
     """
-    from provenance.pack import open_pack
+    from provenance.store.pack import open_pack
 
     opened = open_pack(path)
     loaded = load_attestation(opened.attestation, opened.store)
@@ -59,7 +61,7 @@ def load_pack(path: Path) -> Loaded:
 
 def load(reference: str, store: Store | None) -> Loaded:
     """An attestation file, an evidence pack, or a label / sha256 prefix of a stored snapshot."""
-    from provenance.pack import is_pack
+    from provenance.store.pack import is_pack
 
     path = Path(reference)
     if path.is_file():

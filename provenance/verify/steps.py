@@ -1,4 +1,4 @@
-"""Verifying an attestation, step by step (design.md, "Verification, step by step").
+"""Verifying an attestation, step by step (docs/design.md, "Verification steps").
 
 1. the envelope (DSSE) or bundle (Sigstore) parses and its payloadType is in-toto's;
 2. signatures or bundle: at least ``threshold`` distinct trusted keys signed the PAE bytes, or
@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
-from provenance._internal import canonical
 from provenance.attest import dsse
 from provenance.attest import statement as statements
-from provenance.digest import Digest, sha256_bytes
+from provenance.attest.envelope import read_attestation, read_envelope
+from provenance.attest.statement import check_subject
+from provenance.digest import Digest
 from provenance.errors import IntegrityError, ProvError, UsageError, VerificationError
 from provenance.model import PREDICATE_TYPE, Snapshot
-from provenance.store import Store
+from provenance.store.objects import Store
 
 if TYPE_CHECKING:
     from provenance.attest.sigstore import IdentityPolicy
@@ -90,36 +91,6 @@ class _Checker:
             report=self.report,
         )
         return failure
-
-
-def read_envelope(path: Path) -> dsse.Envelope:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError as e:
-        raise UsageError(
-            f"{path} does not exist", hint="pass the path of an attestation file"
-        ) from e
-    except OSError as e:
-        raise UsageError(f"cannot read {path}", cause=str(e)) from e
-    lines = [line for line in data.splitlines() if line.strip()]
-    if not lines:
-        raise VerificationError(f"{path} is empty", hint="the file may have been truncated")
-    if len(lines) > 1:
-        raise VerificationError(
-            f"{path} holds {len(lines)} lines; a prov attestation is one envelope on one line"
-        )
-    return dsse.parse(lines[0], origin=str(path))
-
-
-def read_attestation(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError as e:
-        raise UsageError(
-            f"{path} does not exist", hint="pass the path of an attestation file"
-        ) from e
-    except OSError as e:
-        raise UsageError(f"cannot read {path}", cause=str(e)) from e
 
 
 def verify(
@@ -345,7 +316,7 @@ def check_predicate(parsed: statements.ParsedStatement) -> Snapshot:
         )
     import jsonschema
 
-    from provenance.schema import snapshot_schema
+    from provenance.model import snapshot_schema
 
     validator = jsonschema.Draft202012Validator(snapshot_schema())
     error = jsonschema.exceptions.best_match(validator.iter_errors(parsed.predicate))
@@ -358,35 +329,6 @@ def check_predicate(parsed: statements.ParsedStatement) -> Snapshot:
         return Snapshot.model_validate(parsed.predicate)
     except ValidationError as e:
         raise VerificationError("the predicate is not a valid snapshot", cause=str(e)) from e
-
-
-def check_subject(parsed: statements.ParsedStatement) -> str:
-    # The subject digest is defined over the canonical form of the predicate, which is unique:
-    # canonicalising the parsed predicate gives exactly the bytes that were hashed at signing.
-    try:
-        actual = sha256_bytes(canonical.dumps(parsed.predicate))
-    except canonical.CanonicalizationError as e:
-        raise VerificationError("the snapshot has no canonical form", cause=str(e)) from e
-    claimed = [s.get("digest", {}).get("sha256") for s in parsed.subjects if isinstance(s, dict)]
-    if actual.hex not in claimed:
-        raise VerificationError(
-            "the subject digest does not match the snapshot",
-            cause=f"subject sha256 {', '.join(map(str, claimed))}; snapshot sha256 {actual.hex}",
-        )
-    # The subject names the label it was signed for; a statement that names another is not one
-    # prov wrote, and would let the label a reader sees differ from the one inside.
-    name = statements.subject_name(str(parsed.predicate.get("label")))
-    names = [
-        s.get("name")
-        for s in parsed.subjects
-        if isinstance(s, dict) and s.get("digest", {}).get("sha256") == actual.hex
-    ]
-    if name not in names:
-        raise VerificationError(
-            f"the subject is named {', '.join(map(repr, names))}, not {name!r}",
-            hint="the statement was not written by prov for this snapshot",
-        )
-    return f"subject sha256 {actual.hex} matches the canonical snapshot"
 
 
 def check_label(snapshot: Snapshot, expected: str) -> str:

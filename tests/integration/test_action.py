@@ -14,10 +14,11 @@ import pytest
 import yaml
 from click.testing import Result
 
-from provenance.release import GitHubReleases, ReleaseError, asset_for, upload_assets
-from provenance.testing.github import LocalGitHub
+from provenance._testing.github import LocalGitHub
+from provenance.errors import ReleaseError
+from provenance.publish.release import GitHubReleases, asset_for, upload_assets
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 BIN = Path(sys.executable).parent

@@ -129,7 +129,7 @@ def test_the_same_prov_toml_against_the_real_internet(tmp_path: Path) -> None:
 
 
 def test_the_report_renders_in_every_format(demo: tuple[Path, str]) -> None:
-    from provenance.render import Format
+    from provenance.render.report import Format
 
     out, _ = demo
     claims = str(ROOT / "examples" / "marin" / "claims.toml")

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from conftest import GitRepo
 from oci_support import USERS, Pusher, ReferrersFront, Registry, running, sha256
 
 from provenance.digest import Digest
 from provenance.model import Capture, Snapshot
-from provenance.resolve import load_attestation
-from provenance.store import Store
+from provenance.store.objects import Store
+from provenance.verify.resolve import load_attestation
+from tests.conftest import GitRepo
 
 REVISION = "org.opencontainers.image.revision"
 SOURCE = "org.opencontainers.image.source"

@@ -13,10 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from provenance.testing.fixtures import Fixtures
-from provenance.testing.server import LocalServer, wandb_auth
+from provenance._testing.fixtures import Fixtures
+from provenance._testing.server import LocalServer, wandb_auth
 
-MARIN = Path(__file__).parent / "fixtures" / "marin"
+MARIN = Path(__file__).resolve().parents[1] / "fixtures" / "marin"
 COMMIT = "3612ddc3350212e38ce8a50b99c3df7ea10b44a9"
 
 
@@ -84,7 +84,7 @@ def test_graphql_needs_the_key_and_sends_config_as_a_json_string(
 
 def test_the_module_entry_point_serves_a_fixture_directory() -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "provenance.testing.server", "--fixtures", str(MARIN), "--tls"],
+        [sys.executable, "-m", "provenance._testing.server", "--fixtures", str(MARIN), "--tls"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -23,9 +23,9 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from provenance._testing.sigstore import LocalSigstore
+from provenance._testing.tsa import LocalTSA, make_tsa_certificates
 from provenance.attest import sigstore, timestamp
-from provenance.testing.sigstore import LocalSigstore
-from provenance.testing.tsa import LocalTSA, make_tsa_certificates
 from tests.reliability.evidence import Evidence
 
 IDENTITY = "https://github.com/marin-community/marin/.github/workflows/release.yml@refs/tags/m1"

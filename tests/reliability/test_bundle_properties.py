@@ -24,10 +24,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from provenance import pack
 from provenance.attest import sigstore
 from provenance.errors import ProvError, VerificationError
-from provenance.verify import verify
+from provenance.store import pack
+from provenance.verify.steps import verify
 from tests.reliability import figures
 from tests.reliability.bundle_evidence import IDENTITY, ISSUER, Bundles, bundles
 from tests.reliability.evidence import Evidence, run_cli

@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from provenance.store import Store
+from provenance.store.objects import Store
 from tests.reliability import figures
 from tests.reliability.workload import (
     BIG_FILES,

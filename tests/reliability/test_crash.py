@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from provenance._internal.files import create_temp, sweep_temps
-from provenance.store import Store
+from provenance.store.objects import Store
 from tests.conftest import GitRepo
 from tests.reliability import figures
 from tests.reliability.workload import Project, make_project, prov_process, temp_files

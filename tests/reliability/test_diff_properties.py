@@ -27,9 +27,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from provenance._internal import canonical, documents
-from provenance.diff import compare, compare_snapshots, statement
+from provenance.compare.diff import compare, compare_snapshots, statement
+from provenance.compare.evidence import Evidence as DiffEvidence
 from provenance.digest import blake3_bytes
-from provenance.evidence import Evidence as DiffEvidence
 from provenance.model import Capture, Snapshot
 from tests.reliability import figures
 from tests.reliability.evidence import Evidence

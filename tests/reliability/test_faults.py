@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from provenance.store import Store
+from provenance.store.objects import Store
 from tests.conftest import GitRepo
 from tests.reliability import figures, mounts
 from tests.reliability.workload import Project, make_project, temp_files

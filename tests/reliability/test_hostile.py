@@ -31,8 +31,8 @@ from typing import Any
 import blake3
 import pytest
 
-from provenance.testing.fixtures import Fixtures, Route
-from provenance.testing.server import LocalServer
+from provenance._testing.fixtures import Fixtures, Route
+from provenance._testing.server import LocalServer
 from tests.reliability import figures
 from tests.reliability.evidence import Evidence, run_cli
 

@@ -10,10 +10,10 @@ import zlib
 
 import pytest
 
+from provenance._internal.oci.client import RegistryClient
+from provenance._testing.fixtures import Fixtures, Route
+from provenance._testing.server import LocalServer
 from provenance.errors import RegistryError
-from provenance.oci.client import RegistryClient
-from provenance.testing.fixtures import Fixtures, Route
-from provenance.testing.server import LocalServer
 
 MANIFEST = json.dumps(
     {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json", "layers": []}

@@ -2,7 +2,7 @@
 
 A file is checked against the label its name implies; an attachment against the name its
 layer carries (as `prov push` writes it), or ``--expect-label``. Against a real registry
-(Debian's docker-registry, as tests/test_oci.py runs it).
+(Debian's docker-registry, as tests/integration/test_oci.py runs it).
 """
 
 from __future__ import annotations

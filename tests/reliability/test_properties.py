@@ -25,11 +25,12 @@ from provenance import config
 from provenance._internal import canonical
 from provenance.attest import dsse, keys
 from provenance.attest import statement as statements
-from provenance.collectors.base import validate_source
+from provenance.attest.statement import check_subject
+from provenance.capture.base import validate_source
 from provenance.errors import ConfigError, ProvError, VerificationError
-from provenance.resolve import load, load_attestation
-from provenance.store import Store
-from provenance.verify import check_predicate, check_subject, verify
+from provenance.store.objects import Store
+from provenance.verify.resolve import load, load_attestation
+from provenance.verify.steps import check_predicate, verify
 from tests.reliability import figures
 from tests.reliability.evidence import Evidence
 from tests.reliability.strategies import (

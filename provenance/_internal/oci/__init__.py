@@ -2,7 +2,7 @@
 
 ``reference`` parses image names, ``credentials`` reads docker's login file, ``client`` speaks the
 distribution API (auth challenges included), ``attach`` pushes and fetches attestations. The
-``oci`` collector (``provenance.collectors.oci``) and ``prov push`` / ``prov verify oci://`` build
+``oci`` collector (``provenance.capture.oci``) and ``prov push`` / ``prov verify oci://`` build
 on these.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from provenance.oci import credentials
-from provenance.oci.client import RegistryClient
-from provenance.oci.reference import Reference
+from provenance._internal.oci import credentials
+from provenance._internal.oci.client import RegistryClient
+from provenance._internal.oci.reference import Reference
 
 if TYPE_CHECKING:
     import httpx

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 from provenance import __version__
 from provenance._internal import redact
 from provenance._internal.deadline import Watchdog
+from provenance._internal.oci.credentials import Credentials
+from provenance._internal.oci.reference import is_loopback
 from provenance.errors import RegistryError, UsageError
-from provenance.oci.credentials import Credentials
-from provenance.oci.reference import is_loopback
 
 if TYPE_CHECKING:
     import httpx

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from provenance._internal.oci.reference import DOCKER_HUB
 from provenance.errors import UsageError
-from provenance.oci.reference import DOCKER_HUB
 
 _HUB_KEYS = ("https://index.docker.io/v1/", "index.docker.io", "docker.io", "registry-1.docker.io")
 

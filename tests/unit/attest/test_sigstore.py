@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
+from provenance._testing.sigstore import LocalSigstore
+from provenance._testing.tsa import LocalTSA
 from provenance.attest import sigstore
 from provenance.attest import statement as statements
+from provenance.capture.snapshot import take
 from provenance.errors import SigningError, UsageError, VerificationError
-from provenance.snapshot import take
-from provenance.store import Store
-from provenance.testing.sigstore import LocalSigstore
-from provenance.testing.tsa import LocalTSA
+from provenance.store.objects import Store
 
 IDENTITY = "https://github.com/example/project/.github/workflows/release.yml@refs/tags/v1.0"
 ISSUER = "https://token.actions.githubusercontent.com"

@@ -11,9 +11,9 @@ import pytest
 from click.testing import Result
 from cryptography.hazmat.primitives import serialization
 
+from provenance._testing.tsa import LocalTSA
 from provenance.attest import timestamp
-from provenance.errors import UsageError, VerificationError
-from provenance.testing.tsa import LocalTSA
+from provenance.errors import TimestampError, UsageError, VerificationError
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def test_timestamped_attestation_verifies_and_reports_its_time(
 
 
 def _first_signature(path: Path) -> bytes:
-    from provenance.verify import read_envelope
+    from provenance.attest.envelope import read_envelope
 
     return read_envelope(path).signatures[0].sig
 
@@ -165,7 +165,7 @@ def test_request_checks_what_came_back(tsa: LocalTSA) -> None:
     with socket.socket() as closed:  # a port nobody listens on
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
-    with pytest.raises(timestamp.TimestampError, match=r"could not be reached"):
+    with pytest.raises(TimestampError, match=r"could not be reached"):
         timestamp.request(f"http://127.0.0.1:{port}/", b"sig", timeout=2)
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from provenance._testing.fixtures import Fixtures
+from provenance._testing.server import LocalServer
 from provenance.model import Capture
-from provenance.testing.fixtures import Fixtures
-from provenance.testing.server import LocalServer
 
 TOKEN_COUNTS = "marin-community/token-counts"
 COMMIT = "3612ddc3350212e38ce8a50b99c3df7ea10b44a9"
@@ -204,7 +204,7 @@ def test_hub_file_layout_matches_real_git(marin_fixtures: Fixtures, tmp_path: Pa
     """The server's oids are git's: checked with the real git binary, LFS pointers included."""
     import subprocess
 
-    from provenance.testing.hf_routes import tree_oid
+    from provenance._testing.hf_routes import tree_oid
 
     commit = marin_fixtures.hf_repos[1].commits["75c25718e2a7cf7a3b1b498b00479351f80345e0"]
     repo = tmp_path / "repo"
@@ -240,7 +240,7 @@ def test_hub_file_layout_matches_real_git(marin_fixtures: Fixtures, tmp_path: Pa
 
 
 def test_a_space_is_read_through_the_spaces_paths(collect: Collect) -> None:
-    from provenance.testing.fixtures import HfCommit, HfFile, HfRepo
+    from provenance._testing.fixtures import HfCommit, HfFile, HfRepo
 
     sha = "0123456789abcdef0123456789abcdef01234567"
     app = HfFile("app.py", b"import gradio\n")

@@ -12,11 +12,11 @@ import blake3
 import httpx
 import pytest
 
+from provenance._testing.fixtures import Fixtures, Route
+from provenance._testing.server import LocalServer, generated_body
 from provenance.digest import Digest
 from provenance.model import Capture
-from provenance.store import Store
-from provenance.testing.fixtures import Fixtures, Route
-from provenance.testing.server import LocalServer, generated_body
+from provenance.store.objects import Store
 
 ARTIFACT = "/marin/datakit/store_4d2e363d/.artifact.json"
 Collect = Callable[..., Capture]

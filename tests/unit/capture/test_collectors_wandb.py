@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 import yaml
 
-from provenance.collectors.wandb import _run_data, load_config_yaml, unwrap_config
+from provenance._testing.fixtures import Fixtures
+from provenance._testing.server import LocalServer, wandb_auth
+from provenance.capture.wandb import _run_data, load_config_yaml, unwrap_config
 from provenance.digest import Digest
 from provenance.model import Capture
-from provenance.store import Store
-from provenance.testing.fixtures import Fixtures
-from provenance.testing.server import LocalServer, wandb_auth
+from provenance.store.objects import Store
 
 HERO = "marin-community/marin_moe/hero-12d8b6f0-dee637"
 Collect = Callable[..., Capture]

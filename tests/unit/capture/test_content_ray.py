@@ -12,9 +12,8 @@ import pytest
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[dev]')")
 
 from provenance._internal.objectstore import StoreSpec  # noqa: E402
-from provenance.collectors.base import CollectContext  # noqa: E402
-from provenance.collectors.listing import ListingCollector, ListingOptions  # noqa: E402
-from provenance.content import (  # noqa: E402
+from provenance.capture.base import CollectContext  # noqa: E402
+from provenance.capture.content import (  # noqa: E402
     LocalExecutor,
     RayExecutor,
     ShardItem,
@@ -22,8 +21,9 @@ from provenance.content import (  # noqa: E402
     hash_listing,
     hash_shard,
 )
-from provenance.manifest import ManifestInfo, iter_entries  # noqa: E402
-from provenance.store import Store  # noqa: E402
+from provenance.capture.listing import ListingCollector, ListingOptions  # noqa: E402
+from provenance.store.manifest import ManifestInfo, iter_entries  # noqa: E402
+from provenance.store.objects import Store  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -9,11 +9,11 @@ from typing import Any
 import blake3
 import pytest
 
-from provenance.collectors.base import CollectContext
-from provenance.collectors.git import GitCollector, GitOptions
+from provenance.capture.base import CollectContext
+from provenance.capture.git import GitCollector, GitOptions
 from provenance.errors import CollectorError
 from provenance.model import Capture
-from provenance.store import Store
+from provenance.store.objects import Store
 from tests.conftest import GitRepo
 
 

@@ -19,14 +19,14 @@ from typing import Any
 import blake3
 import pytest
 
-from provenance import store as store_module
 from provenance._internal.oidcache import OidCache
-from provenance.collectors import git as git_collector
-from provenance.collectors.base import CollectContext
-from provenance.collectors.git import GitCollector, GitOptions
+from provenance.capture import git as git_collector
+from provenance.capture.base import CollectContext
+from provenance.capture.git import GitCollector, GitOptions
 from provenance.digest import WINDOW, Digest, blake3_file, blake3_path
 from provenance.model import Capture
-from provenance.store import SMALL_OBJECT, Store
+from provenance.store import objects as store_module
+from provenance.store.objects import SMALL_OBJECT, Store
 from tests.conftest import GitRepo
 
 

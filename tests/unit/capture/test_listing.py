@@ -12,15 +12,16 @@ import blake3
 import pytest
 
 from provenance import config as config_module
-from provenance import snapshot as snapshots
 from provenance._internal.objectstore import iter_local
 from provenance.attest.signing import DsseAttester
-from provenance.collectors.base import CollectContext, validate_source
-from provenance.collectors.listing import ListingCollector, ListingOptions
+from provenance.capture import snapshot as snapshots
+from provenance.capture.base import CollectContext, validate_source
+from provenance.capture.listing import ListingCollector, ListingOptions
 from provenance.config import SourceSpec
 from provenance.digest import Digest
 from provenance.errors import ConfigError
-from provenance.manifest import (
+from provenance.model import Capture
+from provenance.store.manifest import (
     ManifestInfo,
     diff_manifests,
     entry_line,
@@ -28,8 +29,7 @@ from provenance.manifest import (
     prove,
     verify_proof,
 )
-from provenance.model import Capture
-from provenance.store import Store
+from provenance.store.objects import Store
 
 
 def make_tree(root: Path, files: dict[str, bytes]) -> None:

@@ -18,11 +18,11 @@ pytest.importorskip("s3fs", reason="s3fs is not installed (pip install -e '.[dev
 
 from s3server import S3Server
 
-from provenance.collectors.base import CollectContext
-from provenance.collectors.listing import ListingCollector, ListingOptions
-from provenance.manifest import ManifestInfo, iter_entries, prove, verify_proof
+from provenance.capture.base import CollectContext
+from provenance.capture.listing import ListingCollector, ListingOptions
 from provenance.model import Capture
-from provenance.store import Store
+from provenance.store.manifest import ManifestInfo, iter_entries, prove, verify_proof
+from provenance.store.objects import Store
 
 DEFAULT_OBJECTS = 3_000
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_listing.py"
+BENCH = Path(__file__).resolve().parents[3] / "benchmarks" / "bench_listing.py"
 
 run_slow = pytest.mark.skipif(
     not (os.environ.get("CI") or os.environ.get("PROV_SLOW")),

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from provenance.testing.fixtures import Fixtures
-from provenance.testing.server import LocalServer
+from provenance._testing.fixtures import Fixtures
+from provenance._testing.server import LocalServer
 
 
 def needles(tokens: dict[str, str]) -> dict[str, bytes]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import Result
 
-from provenance.testing.server import LocalServer
+from provenance._testing.server import LocalServer
 
 TIMEOUT = 1.0
 

@@ -11,10 +11,10 @@ from typing import Any
 import blake3
 import pytest
 from click.testing import Result
-from conftest import GitRepo
 
-from provenance.testing.fixtures import Fixtures
-from provenance.testing.server import LocalServer
+from provenance._testing.fixtures import Fixtures
+from provenance._testing.server import LocalServer
+from tests.conftest import GitRepo
 
 ARTIFACT = "/marin/datakit/store_4d2e363d/.artifact.json"
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from provenance._internal.http import ssl_context
+from provenance._testing.fixtures import Fixtures, Route
+from provenance._testing.server import LocalServer
+from provenance.capture._http import ssl_context
 from provenance.model import Capture
-from provenance.testing.fixtures import Fixtures, Route
-from provenance.testing.server import LocalServer
 
 
 @pytest.fixture

@@ -11,18 +11,18 @@ import jsonschema
 import pytest
 from click.testing import Result
 
-from provenance import claims
 from provenance._internal.safe_eval import (
     EvaluationError,
     Evaluator,
     UnsafeExpression,
     compile_expression,
 )
+from provenance.compare import claims
+from provenance.compare.evidence import StoreBlobs, open_evidence
 from provenance.errors import ClaimsError
-from provenance.evidence import StoreBlobs, open_evidence
 from tests import marin_fixture as marin
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 CLAIMS = marin.FIXTURES / "claims.toml"
 RUN = "captures['hero-run']"
 MIX = f"captures['launcher'].documents['{marin.MIX_PATH}']"

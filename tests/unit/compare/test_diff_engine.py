@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from provenance.diff import Volatile, diff_document, is_weights
-from provenance.render import Format, percent, render_diff
+from provenance.compare.diff import Volatile, diff_document, is_weights
+from provenance.render.report import Format, percent, render_diff
 
 NONE = Volatile.of([])
 
@@ -218,7 +218,7 @@ def test_every_format_renders() -> None:
     from provenance.cli.compare import FORMATS
 
     assert tuple(f.value for f in Format) == FORMATS
-    from provenance.diff import compare_snapshots
+    from provenance.compare.diff import compare_snapshots
     from provenance.model import Snapshot
 
     empty = Snapshot(label="x", created="2026-08-24T15:00:00Z", captures=())

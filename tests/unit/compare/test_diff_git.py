@@ -12,8 +12,8 @@ from click.testing import Result
 
 from provenance._internal import documents
 from provenance.digest import Digest
-from provenance.resolve import load
-from provenance.store import Store
+from provenance.store.objects import Store
+from provenance.verify.resolve import load
 from tests.conftest import GitRepo
 
 Prov = Callable[..., Result]

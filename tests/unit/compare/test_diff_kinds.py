@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from provenance.diff import Diff, compare
-from provenance.evidence import Evidence, StoreBlobs
+from provenance.compare.diff import Diff, compare
+from provenance.compare.evidence import Evidence, StoreBlobs
 from provenance.model import Capture, Snapshot
-from provenance.render import Format, render_diff
-from provenance.store import Store
+from provenance.render.report import Format, render_diff
+from provenance.store.objects import Store
 from tests import marin_fixture as marin
 
 URL = "https://example.org/artifact.json"

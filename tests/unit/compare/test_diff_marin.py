@@ -18,10 +18,10 @@ from provenance.attest import dsse, keys
 from provenance.attest import statement as statements
 from provenance.digest import Digest
 from provenance.model import Capture, Snapshot
-from provenance.schema import SCHEMAS
+from provenance.render.schemas import SCHEMAS
 from tests import marin_fixture as marin
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
@@ -272,7 +272,7 @@ def test_unknown_snapshot_is_a_usage_error(
 
 def test_schemas_match_the_models() -> None:
     """The committed schemas are what the models generate (`make schemas` rewrites them)."""
-    from provenance.schema import render
+    from provenance.render.schemas import render
 
     for name, build in SCHEMAS.items():
         committed = (ROOT / "schemas" / name).read_text()

@@ -19,13 +19,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from provenance import __version__
-from provenance.diff import MAX_OBJECTS, compare, merge_entries, merge_manifests
+from provenance.compare.diff import MAX_OBJECTS, compare, merge_entries, merge_manifests
+from provenance.compare.evidence import Evidence, NoBlobs, StoreBlobs
 from provenance.digest import Digest
 from provenance.errors import IntegrityError
-from provenance.evidence import Evidence, NoBlobs, StoreBlobs
-from provenance.manifest import BLOB_NAME, MEDIA_TYPE, ManifestWriter, entry_line
 from provenance.model import BlobRef, Capture, Snapshot
-from provenance.store import Store
+from provenance.store.manifest import BLOB_NAME, MEDIA_TYPE, ManifestWriter, entry_line
+from provenance.store.objects import Store
 
 KEYS = st.text(alphabet=["a", "b", "/", "-", ".", "é", "ÿ", "😀", "0"], min_size=1, max_size=6)
 ENTRY = st.fixed_dictionaries(

@@ -11,14 +11,14 @@ import jsonschema
 import pytest
 from click.testing import Result
 
-from provenance import notes
 from provenance.attest import dsse, keys
 from provenance.attest import statement as statements
+from provenance.compare import notes
 from provenance.digest import Digest
 from provenance.errors import VerificationError
 from tests import marin_fixture as marin
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 TEXT = "PR #9162: the best mixture of swarm 996f4891 takes over at step 108,000"
 
 
@@ -160,7 +160,7 @@ def test_a_note_needs_a_key_and_text(milestones: marin.Marin, prov: Callable[...
 
 
 def test_log_in_every_format(milestones: marin.Marin, prov: Callable[..., Result]) -> None:
-    from provenance.render import Format
+    from provenance.render.report import Format
 
     for fmt in Format:
         result = prov("log", "--store", str(milestones.store.root), "--format", fmt.value)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from provenance import config
-from provenance.collectors.base import validate_source
+from provenance.capture.base import validate_source
 from provenance.errors import ConfigError
 
 GOOD = """\

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from provenance.model import PREDICATE_TYPE
-from provenance.schema import SCHEMAS, render
+from provenance.render.schemas import SCHEMAS, render
 from tests.conftest import ROOT
 
 

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from provenance import crosscheck
+from provenance._internal.oci import credentials
+from provenance._internal.oci.client import parse_challenge
+from provenance._internal.oci.reference import parse
+from provenance.capture import crosscheck
 from provenance.errors import UsageError
 from provenance.model import Capture
-from provenance.oci import credentials
-from provenance.oci.client import parse_challenge
-from provenance.oci.reference import parse
 
 DIGEST = "sha256:" + "ab" * 32
 
@@ -252,7 +252,7 @@ def test_prov_help_does_not_import_httpx() -> None:
         "from provenance.cli import cli\n"
         "try:\n    cli(['--help'], prog_name='prov')\nexcept SystemExit:\n    pass\n"
         "print('HEAVY', sorted(m for m in sys.modules if m.split('.')[0] in "
-        "{'httpx', 'sigstore', 'huggingface_hub'} or m.startswith('provenance.oci')))\n"
+        "{'httpx', 'sigstore', 'huggingface_hub'} or m.startswith('provenance._internal.oci')))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

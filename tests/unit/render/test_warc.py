@@ -12,8 +12,8 @@ import pytest
 from click.testing import Result
 from warcio.archiveiterator import ArchiveIterator
 
-from provenance.testing.fixtures import Fixtures
-from provenance.testing.server import LocalServer
+from provenance._testing.fixtures import Fixtures
+from provenance._testing.server import LocalServer
 
 ARTIFACT = "/marin/datakit/store_4d2e363d/.artifact.json"
 WARCIO = Path(sys.executable).parent / "warcio"

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from provenance._internal.extsort import sort_entries
 from provenance.digest import Digest
 from provenance.errors import IntegrityError, VerificationError
-from provenance.manifest import (
+from provenance.store.manifest import (
     EMPTY_ROOT,
     InclusionProof,
     OutOfOrder,
@@ -25,7 +25,7 @@ from provenance.manifest import (
     verify_proof,
     write_manifest,
 )
-from provenance.store import Store
+from provenance.store.objects import Store
 
 
 def reference_root(lines: list[bytes]) -> bytes:
@@ -246,7 +246,7 @@ def test_external_sort_spills_and_merges(tmp_path: Path) -> None:
 
 
 def test_prefix_totals_keep_top_level_objects_together(store: Store) -> None:
-    from provenance.manifest import ManifestWriter
+    from provenance.store.manifest import ManifestWriter
 
     writer = ManifestWriter(store)
     for key, size in [("a/x", 1), ("b", 2), ("c/y", 3), ("c/z", 4), ("d", 5)]:

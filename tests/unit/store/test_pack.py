@@ -17,9 +17,9 @@ import pytest
 from click.testing import Result
 
 from provenance.digest import Digest
-from provenance.errors import StoreError
-from provenance.pack import PackError, open_pack
-from provenance.resolve import load
+from provenance.errors import PackError, StoreError
+from provenance.store.pack import open_pack
+from provenance.verify.resolve import load
 
 
 @pytest.fixture

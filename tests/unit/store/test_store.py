@@ -12,7 +12,7 @@ import pytest
 
 from provenance.digest import Digest
 from provenance.errors import IntegrityError
-from provenance.store import Store
+from provenance.store.objects import Store
 
 
 def test_objects_are_addressed_by_blake3_and_read_only(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ not merely with a non-zero exit. Known gaps go in EXPECTED_FAILURES, each with i
 The whole run happens in one child process inside ``unshare -n`` (no network at all) where that
 is available; run this file as a script to get the same tally by hand::
 
-    unshare -n .venv/bin/python tests/test_conformance.py ../shared
+    unshare -n .venv/bin/python tests/unit/verify/test_conformance.py ../shared
 """
 
 from __future__ import annotations

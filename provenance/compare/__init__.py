@@ -1,0 +1,13 @@
+"""Comparing: what changed between snapshots, and whether published numbers hold.
+
+- ``diff``: per-kind comparison of two snapshots (documents by path, lists by identity, weights
+  in percentage points, files, http exchanges, listings).
+- ``evidence``: the blobs a comparison may read, from a store or a pack.
+- ``claims``: claims files and their evaluation by the safe evaluator.
+- ``notes``: signed change notes tied to a snapshot.
+- ``timeline``: the store's snapshots in order, with what changed between them.
+
+Comparisons read snapshots and their blobs, never live sources.
+"""
+
+__all__ = ["claims", "diff", "evidence", "notes", "timeline"]
