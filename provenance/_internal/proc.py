@@ -1,4 +1,11 @@
-"""Running external programs (git) with their stderr kept for diagnostics."""
+"""Running external programs (git) with their stderr kept for diagnostics.
+
+A captured repository is evidence, not code: its ``.git/config`` (and whatever it includes)
+is written by whoever made the repository, and git runs commands named there (hooks,
+``core.fsmonitor``, filter drivers, credential helpers, ``ext::`` transports). Every git prov
+runs gets ``SAFE_CONFIG`` on its command line, where it outranks every config file, and the
+commands that could run a filter driver get each configured driver emptied (``no_filters``).
+"""
 
 from __future__ import annotations
 
@@ -8,13 +15,36 @@ from pathlib import Path
 
 from provenance.errors import GitError, MissingDependencyError
 
+SAFE_CONFIG = (
+    "core.fsmonitor=false",  # a command run on every index refresh (`git status`)
+    "core.hooksPath=/dev/null",  # no hook of the repository (reference-transaction, ...)
+    "core.untrackedCache=false",
+    "credential.helper=",  # the empty value empties the list of helpers
+    "protocol.ext.allow=never",  # ext:: URLs run a command
+    "diff.external=",
+    "core.pager=cat",
+)
 
-def git(args: Sequence[str], *, cwd: Path | None = None, input: bytes | None = None) -> bytes:
+
+def safe_args(args: Sequence[str], extra: Sequence[str] = ()) -> list[str]:
+    """``git`` with the hardening options, then ``args``."""
+    command = ["git"]
+    for setting in (*SAFE_CONFIG, *extra):
+        command += ["-c", setting]
+    return [*command, *args]
+
+
+def git(
+    args: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    input: bytes | None = None,
+    extra_config: Sequence[str] = (),
+) -> bytes:
     """Run ``git args`` and return stdout; raise GitError with git's stderr on failure."""
-    command = ["git", *args]
     try:
         result = subprocess.run(
-            command,
+            safe_args(args, extra_config),
             cwd=cwd,
             input=input,
             capture_output=True,
@@ -33,6 +63,29 @@ def git(args: Sequence[str], *, cwd: Path | None = None, input: bytes | None = N
     return result.stdout
 
 
+def no_filters(cwd: Path) -> list[str]:
+    """Settings that empty every filter driver the repository's config defines.
+
+    Attributes (``.gitattributes``) name drivers, config defines them; git has no switch that
+    turns filters off for ``git status``, but an empty ``clean`` / ``smudge`` / ``process``
+    is no filter at all. Reading config runs nothing, and ``--get-regexp`` follows includes.
+    """
+    try:
+        out = git(["config", "--null", "--name-only", "--get-regexp", r"^filter\."], cwd=cwd)
+    except GitError:  # exit 1: no filter is configured
+        return []
+    drivers = set()
+    for name in out.decode("utf-8", "surrogateescape").split("\0"):
+        driver, _, _ = name.removeprefix("filter.").rpartition(".")
+        if name.startswith("filter.") and driver:
+            drivers.add(driver)
+    settings = []
+    for driver in sorted(drivers):
+        settings += [f"filter.{driver}.{key}=" for key in ("clean", "smudge", "process")]
+        settings.append(f"filter.{driver}.required=false")
+    return settings
+
+
 def git_env() -> dict[str, str]:
     import os
 
@@ -43,5 +96,11 @@ def git_env() -> dict[str, str]:
     # Capturing must not write to the repository: `git status` otherwise refreshes the index,
     # which fails on a read-only checkout or a full disk (and races the user's own git).
     env["GIT_OPTIONAL_LOCKS"] = "0"
+    # Only git's own defaults and the user's config: no system attributes, no external diff,
+    # no pager or editor taken from the environment either.
+    env["GIT_ATTR_NOSYSTEM"] = "1"
+    env["GIT_PAGER"] = "cat"
+    env["GIT_EDITOR"] = "true"
+    env.pop("GIT_EXTERNAL_DIFF", None)
     env.setdefault("LC_ALL", "C")
     return env

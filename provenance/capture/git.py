@@ -2,7 +2,9 @@
 
 It drives the real ``git`` binary, never a re-implementation of git's formats. A URL is fetched
 shallowly into a temporary bare repository (only the one commit is needed); a local path is read
-in place, and its working tree is checked for uncommitted changes.
+in place, and its working tree is checked for uncommitted changes. A captured repository is
+evidence, never code: no hook, fsmonitor, filter, credential helper or transport its config
+names is run (``_internal/proc``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pydantic import Field
 
 from provenance._internal import redact
 from provenance._internal.oidcache import OidCache
-from provenance._internal.proc import git, git_env
+from provenance._internal.proc import git, git_env, no_filters, safe_args
 from provenance.capture.base import Collector, Recorder, SourceOptions
 from provenance.errors import CollectorError, GitError
 from provenance.model import Capture
@@ -78,7 +80,12 @@ class GitCollector(Collector):
         commit = self._resolve(path, self.options.ref)
         ref_kind = _local_ref_kind(path, self.options.ref, commit)
         remote = _optional(["config", "--get", "remote.origin.url"], path)
-        status = git(["status", "--porcelain", "--untracked-files=no"], cwd=path)
+        # The one command that may read file contents through the repository's filters.
+        status = git(
+            ["status", "--porcelain", "--untracked-files=no", "--ignore-submodules=all"],
+            cwd=path,
+            extra_config=no_filters(path),
+        )
         head = _optional(["rev-parse", "HEAD"], path)
         data: dict[str, Any] = {
             "remote_url": redact.url(remote) if remote else None,
@@ -94,10 +101,13 @@ class GitCollector(Collector):
     def _collect_remote(self, temp: Path, recorder: Recorder) -> dict[str, Any]:
         url, ref = self.options.repo, self.options.ref
         git(["init", "--quiet", "--bare", str(temp)])
-        listing = _ls_remote(url, self.options.name)
+        listing = _ls_remote(url, self.options.name, temp)
         target, ref_kind = _remote_target(listing, ref)
         try:
-            git(["fetch", "--quiet", "--depth=1", url, target], cwd=temp)
+            git(
+                ["fetch", "--quiet", "--depth=1", "--no-recurse-submodules", url, target],
+                cwd=temp,
+            )
         except GitError as e:
             raise CollectorError(
                 f"source {self.options.name!r}: cannot fetch {ref!r} from {redact.url(url)}",
@@ -189,7 +199,7 @@ def _hash_blobs(repo: Path, store: Store, sizes: dict[str, int]) -> dict[str, tu
 def _read_blobs(repo: Path, store: Store, oids: list[str]) -> dict[str, tuple[str, int]]:
     """Stream blobs through one ``git cat-file --batch`` into the store."""
     process = subprocess.Popen(
-        ["git", "cat-file", "--batch", "--buffer"],
+        safe_args(["cat-file", "--batch", "--buffer"]),  # no --filters: the bytes as stored
         cwd=repo,
         env=git_env(),
         stdin=subprocess.PIPE,
@@ -282,9 +292,11 @@ def _local_ref_kind(repo: Path, ref: str, commit: str) -> str:
     return "other"
 
 
-def _ls_remote(url: str, name: str) -> dict[str, str]:
+def _ls_remote(url: str, name: str, cwd: Path) -> dict[str, str]:
+    # In the fresh bare repository: the folder prov runs in may be a repository whose config
+    # rewrites URLs (`url.<x>.insteadOf`) or enables `ext::` transports.
     try:
-        out = git(["ls-remote", url])
+        out = git(["ls-remote", url], cwd=cwd)
     except GitError as e:
         raise CollectorError(
             f"source {name!r}: cannot reach repository {redact.url(url)}",
