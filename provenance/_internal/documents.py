@@ -3,6 +3,10 @@
 Parsed documents are normalised to plain JSON values (dates become ISO strings, tuples lists) so
 that the structured differ and RFC 6902 patches see exactly what a JSON reader would. Integers
 stay integers: JSON is parsed without floats for them, and YAML / TOML already keep them.
+
+A captured file is anyone's bytes. YAML aliases let 500 bytes stand for billions of nodes (the
+"billion laughs"), so a YAML document may use at most ``MAX_ALIASES`` aliases and expand to at
+most ``MAX_NODES`` nodes, counted on the composed graph before anything is built.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ DocFormat = Literal["json", "yaml", "toml"]
 
 MAX_STRUCTURED = 4 << 20  # parse documents up to 4 MiB
 MAX_TEXT = 256 << 10  # show text diffs of files up to 256 KiB
+MAX_ALIASES = 64  # YAML aliases (*name) in one document
+MAX_NODES = 500_000  # nodes of a YAML document with aliases, once they are expanded
 
 _SUFFIXES: dict[str, DocFormat] = {
     ".json": "json",
@@ -60,9 +66,7 @@ def parse(data: bytes, fmt: DocFormat) -> Any:
             return json.loads(text, parse_constant=_refuse_constant)
         if fmt == "toml":
             return _plain(tomllib.loads(text))
-        import yaml
-
-        return _plain(yaml.safe_load(text))
+        return _plain(_yaml(text))
     except DocumentParseError:
         raise
     except (ValueError, RecursionError) as e:
@@ -71,6 +75,81 @@ def parse(data: bytes, fmt: DocFormat) -> Any:
         if type(e).__module__.startswith("yaml"):
             raise DocumentParseError(str(e).splitlines()[0]) from e
         raise
+
+
+def _yaml(text: str) -> Any:
+    """YAML's safe subset, with aliases and their expansion bounded."""
+    loader = _bounded_loader()(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if loader.aliases:
+            _check_expansion(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+_LOADER: Any = None
+
+
+def _bounded_loader() -> Any:
+    """A SafeLoader that refuses a document with more than MAX_ALIASES aliases (made once)."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        class BoundedLoader(yaml.SafeLoader):
+            aliases = 0
+
+            def compose_node(self, parent: Any, index: Any) -> Any:
+                if self.check_event(yaml.AliasEvent):
+                    self.aliases += 1
+                    if self.aliases > MAX_ALIASES:
+                        raise DocumentParseError(
+                            f"more than {MAX_ALIASES} YAML aliases: refused unexpanded"
+                        )
+                return super().compose_node(parent, index)
+
+        _LOADER = BoundedLoader
+    return _LOADER
+
+
+def _check_expansion(root: Any) -> None:
+    """Count the nodes of the composed graph as if every alias were copied out, in linear time
+    (a node's count is kept once computed); refuse beyond MAX_NODES or a node that holds itself."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            children = [item for pair in node.value for item in pair]
+        else:
+            sizes[key] = 1
+            continue
+        if not children_done:
+            if key in active:
+                raise DocumentParseError("a YAML alias refers to a node that contains it")
+            active.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        active.discard(key)
+        total = 1 + sum(sizes[id(child)] for child in children)
+        if total > MAX_NODES:
+            raise DocumentParseError(
+                f"the YAML document expands to more than {MAX_NODES:,} nodes through its aliases"
+            )
+        sizes[key] = total
 
 
 def _refuse_constant(constant: str) -> Any:

@@ -10,8 +10,12 @@ before anything is evaluated; the evaluator below then interprets the tree itsel
   are looked up in the data, never on Python objects, and dunder names are refused outright;
 * arithmetic on numbers: ``+ - * / // % **`` and unary ``- +``; ``/`` of integers is an exact
   fraction, so integer arithmetic never rounds; the exponent of ``**`` is a number written out;
-* comparisons (``== != < <= > >=``, chained), ``and``, ``or``, ``not``;
-* calls of ``min``, ``max``, ``sum`` (over a list, or a map's values), ``abs``, ``len``, ``round``.
+* comparisons (``== != < <= > >=``, chained), membership (``in``, ``not in``: an item of a
+  list, a key of a map, a part of a string), ``and``, ``or``, ``not``, and conditional
+  expressions (``a if test else b``, only the chosen side is evaluated);
+* calls of ``min``, ``max``, ``sum`` (over a list, or a map's values), ``abs``, ``len``,
+  ``round``, ``int`` (truncates; reads ``"2e12"`` too), ``number`` (``"18.75T"`` -> 18750000000000,
+  exactly), ``gcd``, ``ceil``, ``floor``, also spelled ``math.gcd``, ``math.ceil``, ``math.floor``.
 
 Limits guard against resource exhaustion: expression length and node count, nesting depth, the
 size of every integer produced (so ``10 ** 10 ** 9`` is refused before it is computed), and no
@@ -29,13 +33,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from provenance._internal.quantity import parse_number
+
 MAX_LENGTH = 2000
 MAX_NODES = 400
 MAX_DEPTH = 40
 MAX_BITS = 4096  # no integer (or fraction part) larger than this many bits
 MAX_STRING = 1000
 MAX_EXPONENT = 1000
-FUNCTIONS = ("min", "max", "sum", "abs", "len", "round")
+FUNCTIONS = ("min", "max", "sum", "abs", "len", "round", "int", "number", "gcd", "ceil", "floor")
+MATH = ("gcd", "ceil", "floor")
+"""Functions also callable as ``math.NAME`` (the spelling a launcher's code uses)."""
 
 Number = int | float | Fraction
 
@@ -67,6 +75,7 @@ _ALLOWED: tuple[type[ast.AST], ...] = (
     ast.UnaryOp,
     ast.BoolOp,
     ast.Compare,
+    ast.IfExp,
     ast.Call,
     ast.List,
     ast.Tuple,
@@ -77,6 +86,8 @@ _ALLOWED: tuple[type[ast.AST], ...] = (
     ast.Or,
     *_BINARY,
     *_COMPARE,
+    ast.In,
+    ast.NotIn,
 )
 
 
@@ -94,6 +105,14 @@ class View(ABC):
     @abstractmethod
     def lookup(self, key: str | int, where: str) -> Any:
         """The field ``key``; raise EvaluationError naming ``where`` when there is none."""
+
+    def has(self, key: str | int) -> bool:
+        """Whether ``key in view`` holds."""
+        try:
+            self.lookup(key, "")
+        except EvaluationError:
+            return False
+        return True
 
 
 @dataclass(frozen=True)
@@ -127,8 +146,24 @@ def compile_expression(text: str, names: tuple[str, ...]) -> Compiled:
         if depth > MAX_DEPTH:
             raise UnsafeExpression(f"the expression is nested more than {MAX_DEPTH} deep")
         _check_node(node, names)
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+        children = ast.iter_child_nodes(node)
+        if isinstance(node, ast.Call) and _math_call(node):
+            children = iter(node.args)  # ``math`` is no name of its own: only math.gcd(...)
+        stack.extend((child, depth + 1) for child in children)
     return Compiled(text, tree)
+
+
+def _math_call(node: ast.Call) -> str | None:
+    """The function of a ``math.NAME(...)`` call, else None."""
+    func = node.func
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "math"
+        and func.attr in MATH
+    ):
+        return func.attr
+    return None
 
 
 def _check_node(node: ast.AST, names: tuple[str, ...]) -> None:
@@ -152,15 +187,18 @@ def _check_node(node: ast.AST, names: tuple[str, ...]) -> None:
             raise UnsafeExpression("assignment is not allowed")
         if node.id not in names and node.id not in FUNCTIONS:
             known = ", ".join((*names, *FUNCTIONS))
-            raise UnsafeExpression(f"unknown name {node.id!r} (known: {known})")
-    if isinstance(node, ast.Call):
-        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
-            called = ast.unparse(node.func)
+            hint = " (math is only for math.gcd / math.ceil / math.floor calls)"
             raise UnsafeExpression(
-                f"calling {called!r} is not allowed (only {', '.join(FUNCTIONS)})"
+                f"unknown name {node.id!r} (known: {known})" + (hint if node.id == "math" else "")
             )
+    if isinstance(node, ast.Call):
+        function = _function(node)
+        if function is None:
+            called = ast.unparse(node.func)
+            allowed = ", ".join((*FUNCTIONS, *(f"math.{name}" for name in MATH)))
+            raise UnsafeExpression(f"calling {called!r} is not allowed (only {allowed})")
         if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args):
-            raise UnsafeExpression(f"{node.func.id}() takes positional arguments only")
+            raise UnsafeExpression(f"{function}() takes positional arguments only")
     if isinstance(node, ast.BinOp):
         if isinstance(node.op, ast.Mult) and (
             _is_sequence_literal(node.left) or _is_sequence_literal(node.right)
@@ -180,6 +218,13 @@ def _check_node(node: ast.AST, names: tuple[str, ...]) -> None:
                 )
 
 
+def _function(node: ast.Call) -> str | None:
+    """The allowed function a call names, else None."""
+    if isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS:
+        return node.func.id
+    return _math_call(node)
+
+
 def _is_sequence_literal(node: ast.AST) -> bool:
     return isinstance(node, (ast.List, ast.Tuple)) or (
         isinstance(node, ast.Constant) and isinstance(node.value, str)
@@ -194,7 +239,6 @@ def _describe(node: ast.AST) -> str:
         ast.DictComp: "a comprehension",
         ast.SetComp: "a comprehension",
         ast.NamedExpr: "assignment (:=)",
-        ast.IfExp: "a conditional expression",
         ast.Starred: "unpacking (*)",
         ast.Slice: "slicing",
         ast.Dict: "a dict literal",
@@ -211,7 +255,7 @@ def _describe(node: ast.AST) -> str:
         return "the operator '@'"
     if isinstance(node, ast.Invert):
         return "the operator '~'"
-    if isinstance(node, (ast.In, ast.NotIn, ast.Is, ast.IsNot)):
+    if isinstance(node, (ast.Is, ast.IsNot)):
         return f"the comparison {type(node).__name__}"
     return type(node).__name__
 
@@ -233,6 +277,8 @@ def _check_size(value: Any, where: str) -> Any:
         value.numerator.bit_length() > MAX_BITS or value.denominator.bit_length() > MAX_BITS
     ):
         raise EvaluationError(f"{where}: the result has more than {MAX_BITS} bits")
+    if isinstance(value, complex):
+        raise EvaluationError(f"{where}: the result is a complex number, not a real one")
     if isinstance(value, float) and not math.isfinite(value):
         raise EvaluationError(f"{where}: the result is not a finite number")
     return value
@@ -252,10 +298,17 @@ class Evaluator:
         self.names = names
 
     def run(self, compiled: Compiled) -> Any:
+        """The value of the expression; every failure is an EvaluationError with a reason."""
         try:
             return self._eval(compiled.tree.body)
+        except EvaluationError:
+            raise
         except RecursionError as e:
             raise EvaluationError("the expression is nested too deeply") from e
+        except (ArithmeticError, TypeError, ValueError) as e:
+            # A combination of values the checks above did not foresee: this claim's error,
+            # never a traceback that hides the other claims' results.
+            raise EvaluationError(f"cannot evaluate: {type(e).__name__}: {e}") from e
 
     def _eval(self, node: ast.AST) -> Any:
         where = ast.unparse(node)
@@ -291,10 +344,18 @@ class Evaluator:
                 if isinstance(node.op, ast.Or) and result:
                     return result
             return result
+        if isinstance(node, ast.IfExp):
+            return self._eval(node.body if self._eval(node.test) else node.orelse)
         if isinstance(node, ast.Compare):
             left = self._eval(node.left)
             for op, right_node in zip(node.ops, node.comparators, strict=True):
                 right = self._eval(right_node)
+                if isinstance(op, (ast.In, ast.NotIn)):
+                    found = self._contains(right, left, where)
+                    if found is isinstance(op, ast.NotIn):
+                        return False
+                    left = right
+                    continue
                 if not isinstance(op, (ast.Eq, ast.NotEq)) and not (
                     (self._is_num(left) and self._is_num(right))
                     or (isinstance(left, str) and isinstance(right, str))
@@ -305,9 +366,27 @@ class Evaluator:
                 left = right
             return True
         if isinstance(node, ast.Call):
-            assert isinstance(node.func, ast.Name)
-            return self._call(node.func.id, [self._eval(arg) for arg in node.args], where)
+            function = _function(node)
+            assert function is not None  # checked at compile time
+            args = [self._eval(arg) for arg in node.args]
+            return _check_size(self._call(function, args, where), where)
         raise UnsafeExpression(f"{_describe(node)} is not allowed")  # unreachable after compile
+
+    @staticmethod
+    def _contains(container: Any, item: Any, where: str) -> bool:
+        if isinstance(container, str):
+            if not isinstance(item, str):
+                raise EvaluationError(f"{where}: 'in' a string needs a string, got {_kind(item)}")
+            return item in container
+        if isinstance(container, list):
+            return any(_equal(item, member) for member in container)
+        if isinstance(container, dict):
+            return isinstance(item, str) and item in container
+        if isinstance(container, View):
+            return isinstance(item, (str, int)) and container.has(item)
+        raise EvaluationError(
+            f"{where}: 'in' needs a list, a map or a string, got {_kind(container)}"
+        )
 
     @staticmethod
     def _is_num(value: Any) -> bool:
@@ -356,8 +435,10 @@ class Evaluator:
         if isinstance(exponent, float) or isinstance(base, float):
             if abs(float(exponent)) > MAX_EXPONENT:
                 raise EvaluationError(f"{where}: the exponent is too large")
-            result: float = float(base) ** float(exponent)
-            return result
+            result: Any = float(base) ** float(exponent)
+            if isinstance(result, complex):  # a negative base to a fractional power
+                raise EvaluationError(f"{where}: the result is a complex number, not a real one")
+            return float(result)
         power = int(exponent)
         if abs(power) > MAX_EXPONENT or _bits(base) * abs(power) > MAX_BITS:
             raise EvaluationError(f"{where}: the result would exceed {MAX_BITS} bits")
@@ -395,7 +476,31 @@ class Evaluator:
             if digits is not None and (not isinstance(digits, int) or abs(digits) > 50):
                 raise EvaluationError(f"{where}: round() digits must be an integer up to 50")
             return _normal(round(args[0], digits)) if digits is not None else round(args[0])
+        if name == "number":
+            self._arity(name, args, 1, where)
+            return self._number(args[0], where)
+        if name == "int":
+            self._arity(name, args, 1, where)
+            return int(self._number(args[0], where))
+        if name in ("ceil", "floor"):
+            self._arity(name, args, 1, where)
+            self._numbers(where, args[0])
+            return math.ceil(args[0]) if name == "ceil" else math.floor(args[0])
+        if name == "gcd":
+            if not args or not all(isinstance(v, int) and not isinstance(v, bool) for v in args):
+                raise EvaluationError(f"{where}: gcd() needs integers")
+            return math.gcd(*args)
         raise EvaluationError(f"{where}: unknown function {name}()")
+
+    def _number(self, value: Any, where: str) -> Number:
+        """A number as is; a string such as "2e12", "18.75T", "3.97%" or "390,251", exactly."""
+        if isinstance(value, str):
+            parsed = parse_number(value)
+            if parsed is None:
+                raise EvaluationError(f"{where}: {value[:40]!r} is not a number")
+            return parsed
+        self._numbers(where, value)
+        return value  # type: ignore[no-any-return]
 
     @staticmethod
     def _arity(name: str, args: list[Any], count: int, where: str) -> None:

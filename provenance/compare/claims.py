@@ -19,8 +19,18 @@ Expressions are evaluated by ``_internal.safe_eval`` (never ``eval``) over two n
   ``.establishes``...). ``.data`` and ``.envelope`` name either side explicitly, so
   ``captures['store'].envelope.status`` is ``"ok"`` while ``captures['store'].status`` is ``403``.
   ``.documents['path/in/repo.json']`` parses a stored file (JSON, YAML or TOML; other files as
-  text) when its blob is in the store or pack.
+  text) when its blob is in the store or pack; ``.constants['path/to/module.py'].NAME`` is a
+  module-level constant of a stored Python file, read from its syntax tree (``compare.pyconstants``:
+  nothing is run).
 * ``snapshot``: ``label``, ``created`` and ``sha256`` of the snapshot.
+
+A ``[let]`` table names sub-expressions that claims (and later names) use, so a rule such as the
+launcher's phase switch reads as it is written in the code::
+
+    [let]
+    run = "captures['hero-run'].config.trainer"
+    rule = "captures['launcher'].constants['experiments/grug/moe/launch_datakit_moe_mix.py']"
+    multiple = "rule._MIXTURE_BLOCK_SIZE // gcd(rule._MIXTURE_BLOCK_SIZE, run.train_batch_size)"
 
 Every expression in a file is compiled and checked before any is evaluated, so one refused
 expression means nothing runs. Numbers stay exact: the published value is read as a decimal
@@ -35,15 +45,16 @@ import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from pydantic import Field, JsonValue
 
-from provenance._internal import documents
+from provenance._internal.quantity import parse_number
 from provenance._internal.safe_eval import (
+    FUNCTIONS,
     Compiled,
     EvaluationError,
     Evaluator,
@@ -52,29 +63,29 @@ from provenance._internal.safe_eval import (
     compile_expression,
 )
 from provenance.compare.diff import NoteRef, SnapshotRef
-from provenance.compare.evidence import BlobSource, Evidence
+from provenance.compare.evidence import Evidence
+from provenance.compare.views import NAMES, CaptureView, LetNames, ModuleView, names_for
 from provenance.errors import ClaimsError
-from provenance.model import Capture, WireModel
+from provenance.model import WireModel
+
+__all__ = [
+    "NAMES",
+    "SCHEMA",
+    "Claim",
+    "ClaimResult",
+    "ClaimsFile",
+    "ClaimsReport",
+    "check",
+    "check_claim",
+    "load",
+    "names_for",
+    "parse",
+    "parse_quantity",
+]
 
 SCHEMA: Final = "https://prov.dev/claims-report/v1"
-NAMES = ("captures", "snapshot", "cross_checks")
-ENVELOPE_FIELDS = (
-    "source",
-    "kind",
-    "tool_version",
-    "started",
-    "ended",
-    "request",
-    "status",
-    "establishes",
-    "error",
-    "blobs",
-    "attempts",
-    "digest",
-)
 _KEYS = {"name", "claimed", "derived", "source", "tolerance", "abs_tolerance"}
-_SUFFIX = {"K": 10**3, "k": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12, "P": 10**15}
-_QUANTITY = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([KkMBGTP%]?)$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 Claimed = int | Fraction | float | str | bool
 
@@ -98,6 +109,7 @@ class Claim:
 class ClaimsFile:
     path: Path
     claims: tuple[Claim, ...]
+    lets: tuple[tuple[str, Compiled], ...] = ()
 
 
 def parse_quantity(value: Any) -> tuple[Claimed, str]:
@@ -111,20 +123,8 @@ def parse_quantity(value: Any) -> tuple[Claimed, str]:
         return _whole(exact), repr(value)
     if not isinstance(value, str):
         raise ValueError("must be a number, a string or a boolean")
-    text = value.strip()
-    match = _QUANTITY.match(text.replace(",", "").replace("_", "").replace(" ", ""))
-    if match is None:
-        return value, value
-    try:
-        number = Fraction(Decimal(match.group(1)))
-    except InvalidOperation:
-        return value, value
-    suffix = match.group(2)
-    if suffix == "%":
-        number /= 100
-    elif suffix:
-        number *= _SUFFIX[suffix]
-    return _whole(number), value
+    number = parse_number(value)
+    return (value, value) if number is None else (number, value)
 
 
 def _whole(value: Fraction) -> int | Fraction:
@@ -191,172 +191,103 @@ def parse(text: str, path: Path) -> ClaimsFile:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ClaimsError(f"{path}: not valid TOML: {e}", hint="fix the syntax at that line") from e
-    unknown = set(raw) - {"claims"}
+    unknown = set(raw) - {"claims", "let"}
     if unknown:
         raise ClaimsError(
             f"{path}: unknown top-level key(s): {', '.join(sorted(unknown))}",
-            hint="a claims file holds [[claims]] tables only",
+            hint="a claims file holds a [let] table and [[claims]] tables only",
         )
     tables = raw.get("claims", [])
     if not isinstance(tables, list) or not tables:
         raise ClaimsError(f"{path}: no [[claims]] tables", hint="see `prov check --help`")
+    lets = _lets(raw.get("let", {}), text, path)
+    names = (*NAMES, *(name for name, _ in lets))
     lines = _claim_lines(text)
     claims: list[Claim] = []
     seen: set[str] = set()
     for index, table in enumerate(tables):
         header, key_lines = lines[index] if index < len(lines) else (1, {})
-        fail = _Failer(path, index, table, header, key_lines)
-        extra = set(table) - _KEYS
-        if extra:
-            key = sorted(extra)[0]
-            raise fail(
-                f"unknown key {key!r}", key, hint=f"a claim takes: {', '.join(sorted(_KEYS))}"
+        claim = _claim(_Failer(path, index, table, header, key_lines), names, seen)
+        seen.add(claim.name)
+        claims.append(claim)
+    return ClaimsFile(path, tuple(claims), lets)
+
+
+_REFUSED_HINT = (
+    "expressions may use paths, arithmetic, comparisons, in, conditional expressions and "
+    f"{' / '.join(FUNCTIONS)}; nothing was evaluated (docs/diff-and-claims.md)"
+)
+
+
+def _lets(table: Any, text: str, path: Path) -> tuple[tuple[str, Compiled], ...]:
+    """The ``[let]`` names in order; each may use the names before it."""
+    if not isinstance(table, dict):
+        raise ClaimsError(f"{path}: 'let' must be a table of name = \"expression\"")
+    line = next(
+        (n for n, t in enumerate(text.splitlines(), 1) if re.match(r"^\s*\[\s*let\s*\]", t)), 1
+    )
+    out: list[tuple[str, Compiled]] = []
+    for name, expression in table.items():
+        where = f"{path}:{line}: [let] {name}"
+        reserved = (*NAMES, *FUNCTIONS, "math", *(n for n, _ in out))
+        if not _NAME.match(name) or name in reserved:
+            raise ClaimsError(
+                f"{where}: not a usable name",
+                hint=f"use a plain identifier other than {', '.join(reserved)}",
             )
-        for key in ("name", "claimed", "derived"):
-            if key not in table:
-                raise fail(f"{key!r} is required")
-        name = table["name"]
-        if not isinstance(name, str) or not name.strip():
-            raise fail("'name' must be a non-empty string", "name")
-        if name in seen:
-            raise fail("duplicate claim name", "name", hint="give every claim a unique name")
-        seen.add(name)
-        if not isinstance(table["derived"], str):
-            raise fail("'derived' must be a string holding an expression", "derived")
-        source = table.get("source")
-        if source is not None and not isinstance(source, str):
-            raise fail("'source' must be a string", "source")
+        if not isinstance(expression, str):
+            raise ClaimsError(f"{where}: the value must be a string holding an expression")
         try:
-            claimed, claimed_text = parse_quantity(table["claimed"])
-        except ValueError as e:
-            raise fail(f"'claimed' {e}", "claimed") from e
-        try:
-            tolerance = _tolerance(table.get("tolerance"), "tolerance")
-            abs_tolerance = _tolerance(table.get("abs_tolerance"), "abs_tolerance")
-        except ValueError as e:
-            key = "tolerance" if "tolerance" in str(e) and "abs_" not in str(e) else "abs_tolerance"
-            raise fail(str(e), key) from e
-        try:
-            compiled = compile_expression(table["derived"], NAMES)
+            out.append((name, compile_expression(expression, (*NAMES, *(n for n, _ in out)))))
         except UnsafeExpression as e:
-            raise fail(
-                f"expression refused: {e}",
-                "derived",
-                hint="expressions may use paths, arithmetic, comparisons and "
-                "min / max / sum / abs / len / round; nothing was evaluated",
-            ) from e
-        claims.append(
-            Claim(
-                name=name,
-                claimed=claimed,
-                claimed_text=claimed_text,
-                expression=compiled,
-                source=source,
-                tolerance=tolerance,
-                abs_tolerance=abs_tolerance,
-                line=header,
-            )
-        )
-    return ClaimsFile(path, tuple(claims))
+            raise ClaimsError(f"{where}: expression refused: {e}", hint=_REFUSED_HINT) from e
+    return tuple(out)
 
 
-# -- the snapshot as expressions see it ------------------------------------------------------
-
-
-class DocumentsView(View):
-    """``captures[NAME].documents[PATH]``: a stored file of a capture, parsed."""
-
-    def __init__(self, capture: Capture, blobs: BlobSource) -> None:
-        self.capture = capture
-        self.blobs = blobs
-
-    def lookup(self, key: str | int, where: str) -> Any:
-        blob = next((b for b in self.capture.blobs if b.name == key), None)
-        if blob is None:
-            names = ", ".join(b.name for b in self.capture.blobs[:10])
-            raise EvaluationError(
-                f"{where} has no stored file {key!r}"
-                + (f" (it has: {names}, ...)" if names else "")
-            )
-        data = self.blobs.get(blob.digest)
-        if data is None:
-            raise EvaluationError(
-                f"{where}[{key!r}]: the blob {blob.digest} is not in the store or pack"
-            )
-        fmt = documents.format_of(blob.name, blob.media_type)
-        if fmt is None:
-            text = documents.as_text(data)
-            if text is None:
-                raise EvaluationError(f"{where}[{key!r}] is binary or too large to read")
-            return text
-        try:
-            return documents.parse(data, fmt)
-        except documents.DocumentParseError as e:
-            raise EvaluationError(f"{where}[{key!r}] is not valid {fmt}: {e}") from e
-
-
-class CaptureView(View):
-    def __init__(self, capture: Capture, blobs: BlobSource) -> None:
-        self.capture = capture
-        self.blobs = blobs
-        self.envelope = capture.model_dump(mode="json")
-
-    def lookup(self, key: str | int, where: str) -> Any:
-        data = self.capture.data
-        if isinstance(key, str):
-            if key in data:
-                return data[key]
-            if key == "data":
-                return data
-            if key == "envelope":
-                return self.envelope
-            if key == "documents":
-                return DocumentsView(self.capture, self.blobs)
-            if key in ENVELOPE_FIELDS:
-                return self.envelope[key]
-        fields = ", ".join(list(data)[:20]) or "none"
-        failed = ""
-        if self.capture.status == "failed" and self.capture.error:
-            failed = (
-                f"; the capture failed ({self.capture.error.type}: {self.capture.error.message})"
-            )
-        raise EvaluationError(
-            f"{where} has no field {key!r} (data fields: {fields}; also data, envelope, documents"
-            f"{', ' + ', '.join(ENVELOPE_FIELDS)}){failed}"
-        )
-
-
-class CapturesView(View):
-    def __init__(self, evidence: Evidence) -> None:
-        self.evidence = evidence
-        self.by_source = {c.source: c for c in evidence.snapshot.captures}
-
-    def lookup(self, key: str | int, where: str) -> Any:
-        capture = self.by_source.get(key) if isinstance(key, str) else None
-        if capture is None:
-            names = ", ".join(sorted(self.by_source)) or "none"
-            raise EvaluationError(
-                f"{where}[{key!r}]: snapshot {self.evidence.snapshot.label!r} has no capture "
-                f"of that source (it has: {names})"
-            )
-        return CaptureView(capture, self.evidence.blobs)
-
-
-def names_for(evidence: Evidence) -> dict[str, Any]:
-    snapshot = evidence.snapshot
-    return {
-        "captures": CapturesView(evidence),
-        "snapshot": {
-            "label": snapshot.label,
-            "created": snapshot.created,
-            "sha256": snapshot.sha256().hex,
-        },
-        # Comparisons between captures made at snapshot time, e.g.
-        # cross_checks['trainer-image/revision'].matches (an image label against a git commit).
-        "cross_checks": {
-            key: check.model_dump(mode="json") for key, check in snapshot.cross_checks.items()
-        },
-    }
+def _claim(fail: _Failer, names: tuple[str, ...], seen: set[str]) -> Claim:
+    """One ``[[claims]]`` table, checked and compiled."""
+    table, header = fail.table, fail.header
+    extra = set(table) - _KEYS
+    if extra:
+        key = sorted(extra)[0]
+        raise fail(f"unknown key {key!r}", key, hint=f"a claim takes: {', '.join(sorted(_KEYS))}")
+    for key in ("name", "claimed", "derived"):
+        if key not in table:
+            raise fail(f"{key!r} is required")
+    name = table["name"]
+    if not isinstance(name, str) or not name.strip():
+        raise fail("'name' must be a non-empty string", "name")
+    if name in seen:
+        raise fail("duplicate claim name", "name", hint="give every claim a unique name")
+    if not isinstance(table["derived"], str):
+        raise fail("'derived' must be a string holding an expression", "derived")
+    source = table.get("source")
+    if source is not None and not isinstance(source, str):
+        raise fail("'source' must be a string", "source")
+    try:
+        claimed, claimed_text = parse_quantity(table["claimed"])
+    except ValueError as e:
+        raise fail(f"'claimed' {e}", "claimed") from e
+    try:
+        tolerance = _tolerance(table.get("tolerance"), "tolerance")
+        abs_tolerance = _tolerance(table.get("abs_tolerance"), "abs_tolerance")
+    except ValueError as e:
+        key = "tolerance" if "tolerance" in str(e) and "abs_" not in str(e) else "abs_tolerance"
+        raise fail(str(e), key) from e
+    try:
+        compiled = compile_expression(table["derived"], names)
+    except UnsafeExpression as e:
+        raise fail(f"expression refused: {e}", "derived", hint=_REFUSED_HINT) from e
+    return Claim(
+        name=name,
+        claimed=claimed,
+        claimed_text=claimed_text,
+        expression=compiled,
+        source=source,
+        tolerance=tolerance,
+        abs_tolerance=abs_tolerance,
+        line=header,
+    )
 
 
 # -- checking -------------------------------------------------------------------------------------
@@ -399,7 +330,7 @@ def _json(value: Any) -> Any:
     if isinstance(value, list):
         return [_json(v) for v in value]
     if isinstance(value, View):
-        return "<capture>" if isinstance(value, CaptureView) else "<documents>"
+        return f"<{type(value).__name__.removesuffix('View').lower()}>"
     return value
 
 
@@ -427,6 +358,9 @@ def check_claim(claim: Claim, evaluator: Evaluator, notes: Sequence[NoteRef] = (
         derived = evaluator.run(claim.expression)
     except EvaluationError as e:
         return ClaimResult(**base, status="error", error=str(e))
+    if isinstance(derived, str) and _is_number(claim.claimed):
+        # A number the source spells as text ("2e12", "18.75T") compares as that number.
+        derived = parse_number(derived) if parse_number(derived) is not None else derived
     if isinstance(derived, (View, dict, list)) or derived is None:
         return ClaimResult(
             **base,
@@ -456,12 +390,16 @@ def _describe(value: Any) -> str:
         return f"a map of {len(value)} field(s)"
     if isinstance(value, list):
         return f"a list of {len(value)} item(s)"
-    return "a capture" if isinstance(value, CaptureView) else "a set of documents"
+    if isinstance(value, CaptureView):
+        return "a capture"
+    if isinstance(value, ModuleView):
+        return "a module's constants (name one: .NAME)"
+    return "a set of files (name one: ['path'])"
 
 
 def check(claims: ClaimsFile, evidence: Evidence, notes: Sequence[NoteRef] = ()) -> ClaimsReport:
     """Evaluate every claim against one snapshot."""
-    evaluator = Evaluator(names_for(evidence))
+    evaluator = Evaluator(LetNames(names_for(evidence), claims.lets))
     results = tuple(check_claim(claim, evaluator, notes) for claim in claims.claims)
     snapshot = evidence.snapshot
     return ClaimsReport(

@@ -40,6 +40,7 @@ from typing import Any, Final, Literal
 from pydantic import Field, JsonValue
 
 from provenance._internal import canonical, documents
+from provenance.compare import pyconstants
 from provenance.compare.evidence import BlobSource, Evidence, NoBlobs
 from provenance.model import Capture, Snapshot, WireModel
 
@@ -151,7 +152,9 @@ class DocumentDiff(WireModel):
     """The changes in one document of a capture, and the patch from A's version to B's."""
 
     name: str = Field(description="capture, request, data, file:<path> or body")
-    format: Literal["json", "yaml", "toml", "text"] = "json"
+    format: Literal["json", "yaml", "toml", "text", "python"] = Field(
+        default="json", description="python: the module-level constants of a .py file"
+    )
     changes: tuple[Change, ...] = ()
     patch: tuple[dict[str, JsonValue], ...] = Field(
         default=(), description="RFC 6902 operations turning A's document into B's"
@@ -702,7 +705,7 @@ def _document(
     *,
     hide: Sequence[str] = (),
     extra: Sequence[Change] = (),
-    fmt: Literal["json", "yaml", "toml", "text"] = "json",
+    fmt: Literal["json", "yaml", "toml", "text", "python"] = "json",
 ) -> DocumentDiff | None:
     changes, patch = diff_document(a, b, volatile, hide=hide)
     changes.extend(extra)
@@ -780,6 +783,23 @@ def _content_diff(
     return DocumentDiff(name=label, format="text", text_diff=diff), notice
 
 
+def _constants_diff(path: str, a: Capture, b: Capture, context: Context) -> DocumentDiff | None:
+    """A Python file's module-level constants, old and new (read from the syntax, never run):
+    shown as ``NAME: old -> new`` above the file's text diff."""
+    if not path.endswith(".py"):
+        return None
+    blob_a, blob_b = _blob(a, path), _blob(b, path)
+    if blob_a is None or blob_b is None:
+        return None
+    bytes_a, bytes_b = context.blobs_a.get(blob_a[0]), context.blobs_b.get(blob_b[0])
+    if bytes_a is None or bytes_b is None:
+        return None
+    old, new = pyconstants.read(bytes_a), pyconstants.read(bytes_b)
+    if old.error or new.error:
+        return None
+    return _document(f"constants:{path}", old.values, new.values, Volatile.of([]), fmt="python")
+
+
 def _files(records: Any) -> dict[str, dict[str, Any]]:
     if not isinstance(records, list):
         return {}
@@ -822,6 +842,9 @@ def _compare_files(
             new_mode=_label((new or {}).get("mode")),
         )
         if change == "changed":
+            constants = _constants_diff(path, a, b, context)
+            if constants is not None:
+                parts.documents.append(constants)
             document, notice = _content_diff(path, a, b, context)
             if document is not None:
                 parts.documents.append(document)

@@ -206,6 +206,12 @@ def _prefix(document: DocumentDiff) -> str:
     return "request." if document.name == "request" else ""
 
 
+def _heading(document: DocumentDiff) -> str:
+    if document.name.startswith("constants:"):
+        return f"constants in {document.name.removeprefix('constants:')}"
+    return f"in {document.name.removeprefix('file:')}"
+
+
 def section(capture: CaptureDiff) -> Section:
     out = Section(f"{capture.source} [{capture.kind}]", capture.status)
     if capture.status == "added":
@@ -215,7 +221,7 @@ def section(capture: CaptureDiff) -> Section:
     main = Block(None)
     for document in capture.documents:
         inline = document.name in ("capture", "request", "data")
-        block = main if inline else Block(f"in {document.name.removeprefix('file:')}")
+        block = main if inline else Block(_heading(document))
         for change in document.changes:
             row = _change_row(change, _prefix(document))
             if change.volatile:
@@ -403,7 +409,8 @@ def _markdown_diff(diff: Diff) -> str:
         lines += ["", f"### {_md(part.title)}: {part.status}", ""]
         for block in part.blocks:
             if block.heading:
-                lines += ["", f"In {_code(block.heading.removeprefix('in '))}:", ""]
+                word, _, where = block.heading.rpartition(" ")
+                lines += ["", f"{word.capitalize()} {_code(where)}:", ""]
             for row in block.rows:
                 lines.extend(_md_row(row))
             if block.hidden:

@@ -224,7 +224,8 @@ MALICIOUS = [
     ("open('/etc/passwd')", "calling 'open' is not allowed"),
     ("eval('1 + 1')", "calling 'eval' is not allowed"),
     ("getattr(captures, 'x')", "calling 'getattr' is not allowed"),
-    ("captures['hero-run'].config.keys()", "is not allowed (only min, max, sum, abs, len, round)"),
+    ("captures['hero-run'].config.keys()", "is not allowed (only min, max, sum, abs, len, round,"),
+    ("math.pow(2, 10)", "calling 'math.pow' is not allowed"),
     ("'x'.join(['a'])", "is not allowed"),
     ("2 ** 100000", "the exponent 100000 is too large"),
     ("10 ** 10 ** 9", "the exponent of '**' must be a number written out"),
@@ -237,7 +238,7 @@ MALICIOUS = [
     ("(y := 1)", "assignment"),
     ("f'{captures}'", "an f-string"),
     ("captures[1:2]", "slicing"),
-    ("1 if True else 2", "a conditional expression"),
+    ("math", "math is only for math.gcd"),
     ("sum([1], start=2)", "positional arguments only"),
     ("os.system", "unknown name 'os'"),
     ("1 << 100000", "the bitwise operator"),
@@ -336,3 +337,102 @@ def test_tolerances(milestones: marin.Marin) -> None:
     assert status(claimed="hero-12d8b6f0-dee637", derived=f"{RUN}.run.id") == "pass"
     assert status(claimed="390251", derived=f"{RUN}.run.id") == "fail"
     assert status(claimed=1, derived=f"{RUN}.config") == "error"  # a map is not a value
+
+
+SCHEDULE = "captures['launcher'].constants['experiments/grug/moe_hero_ep/harrier_mix_schedule.py']"
+LADDER = "captures['launcher'].constants['experiments/grug/moe_hero_ep/launch_scaling_ladder.py']"
+
+
+def test_claims_read_python_constants_of_a_captured_file(milestones: marin.Marin) -> None:
+    assert evaluate(milestones, f"{SCHEDULE}.TOTAL_TOKENS") == 18_750_000_000_000
+    steps = (
+        f"round({LADDER}.TOKENS_PER_ACTIVE_PARAM * {LADDER}.ACTIVE_PARAMS_D6144"
+        f" / ({LADDER}.HERO_EP_BATCH_SIZE * {LADDER}.LADDER_RACKS['d6144'] * {LADDER}.SEQ_LEN))"
+    )
+    assert evaluate(milestones, steps) == 390_251
+    assert evaluate(milestones, f"'TOTAL_TOKENS' in {SCHEDULE}") is True
+    with pytest.raises(EvaluationError, match=r"\.math \(line 3\) is not a constant: imported"):
+        evaluate(milestones, f"{LADDER}.math")
+    with pytest.raises(
+        EvaluationError, match=r"has no module-level constant 'STEPS' \(it has: TOK"
+    ):
+        evaluate(milestones, f"{LADDER}.STEPS")
+
+
+def test_an_evaluation_error_is_that_claims_result(
+    milestones: marin.Marin, prov: Callable[..., Result], tmp_path: Path
+) -> None:
+    path = write_claims(
+        tmp_path / "c.toml",
+        {"name": "complex", "claimed": 1, "derived": "(-1) ** 0.5"},
+        {
+            "name": "imaginary gcd",
+            "claimed": 1,
+            "derived": f"gcd({RUN}.summary['train/cross_entropy_loss'], 2)",
+        },
+        {"name": "fine", "claimed": 390251, "derived": f"{RUN}.config.trainer.num_train_steps"},
+    )
+    result = prov(
+        "check", "--claims", str(path), "m1", "--store", str(milestones.store.root),
+        "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == 2
+    report = json.loads(result.stdout)
+    by_name = {r["name"]: r for r in report["results"]}
+    assert "complex number, not a real one" in by_name["complex"]["error"]
+    assert "gcd() needs integers" in by_name["imaginary gcd"]["error"]
+    assert by_name["fine"]["status"] == "pass"
+
+
+LETS = f"""
+[let]
+run = "{RUN}.config.trainer"
+block = "49152"
+multiple = "block // gcd(block, run.train_batch_size)"
+broken = "run.no_such_field"
+
+[[claims]]
+name = "cooldown switch by the launcher's rule"
+claimed = 312192
+derived = "max(multiple, int(run.num_train_steps * 0.8) // multiple * multiple)"
+
+[[claims]]
+name = "uses the broken name"
+claimed = 1
+derived = "broken + 1"
+
+[[claims]]
+name = "text read as a number"
+claimed = "18.75T"
+derived = "'18.75T' if 'train_batch_size' in run else 0"
+"""
+
+
+def test_let_names_are_shared_and_fail_only_where_used(
+    milestones: marin.Marin, prov: Callable[..., Result], tmp_path: Path
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(LETS)
+    result = prov("check", "--claims", str(path), "m1", "--store", str(milestones.store.root))
+    assert result.exit_code == 2, result.output
+    blocks = {block.split("\n")[0]: block for block in result.output.split("\n\n")}
+    assert "derived   312,192" in blocks["holds  cooldown switch by the launcher's rule"]
+    broken = blocks["ERROR  uses the broken name"]
+    assert "broken (from [let]): run has no field 'no_such_field' (it has: id," in broken
+    assert "derived   18,750,000,000,000" in blocks["holds  text read as a number"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('[let]\ncaptures = "1"\n', "[let] captures: not a usable name"),
+        ('[let]\nx = "open(1)"\n', "[let] x: expression refused: calling 'open'"),
+        ('[let]\nx = "y + 1"\ny = "1"\n', "[let] x: expression refused: unknown name 'y'"),
+        ("[let]\nx = 1\n", "[let] x: the value must be a string"),
+    ],
+)
+def test_let_errors_name_the_line(tmp_path: Path, body: str, message: str) -> None:
+    text = body + '\n[[claims]]\nname = "x"\nclaimed = 1\nderived = "1"\n'
+    with pytest.raises(ClaimsError) as caught:
+        claims.parse(text, tmp_path / "c.toml")
+    assert f"c.toml:1: {message}" in str(caught.value)

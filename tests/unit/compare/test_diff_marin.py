@@ -16,6 +16,7 @@ from click.testing import Result
 from provenance._internal import canonical, documents
 from provenance.attest import dsse, keys
 from provenance.attest import statement as statements
+from provenance.compare import pyconstants
 from provenance.digest import Digest
 from provenance.model import Capture, Snapshot
 from provenance.render.schemas import SCHEMAS
@@ -139,6 +140,9 @@ def document_of(name: str, capture: Capture, store: Any) -> Any:
         }
     if name in ("request", "data"):
         return getattr(capture, name)
+    if name.startswith("constants:"):
+        blob = next(b for b in capture.blobs if b.name == name.removeprefix("constants:"))
+        return pyconstants.read(store.read(Digest.parse(blob.digest))).values
     path = name.removeprefix("file:")
     blob = next(b for b in capture.blobs if b.name == path)
     raw = store.read(Digest.parse(blob.digest))
