@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from provenance._internal import strictjson
 from provenance.attest.statement import PAYLOAD_TYPE
 from provenance.digest import Digest
-from provenance.errors import SigningError, UsageError, VerificationError
+from provenance.errors import ProvError, SigningError, UsageError, VerificationError
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -410,6 +410,16 @@ def verify_bundle(
         raise VerificationError(
             f"{origin}: the bundle is malformed: {_first_line(str(e))[:200]}",
             hint="the bundle was altered or damaged",
+        ) from e
+    except ProvError:
+        raise
+    except Exception as e:  # a library bug must read as "not verified", never as a crash
+        # sigstore assumes what it does not check (an RSA certificate key ends in a TypeError
+        # deep inside it): whatever it raises, the bundle did not verify.
+        raise VerificationError(
+            f"{origin}: sigstore could not check the bundle "
+            f"({type(e).__name__}: {_first_line(str(e))[:200]})",
+            hint="the certificate's key type or the bundle's form is one prov cannot verify",
         ) from e
     return BundleVerified(
         media_type=bundle._inner.media_type,

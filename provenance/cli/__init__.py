@@ -24,7 +24,9 @@ class ProvGroup(click.Group):
                 import traceback
 
                 traceback.print_exc(file=sys.stderr)
-            click.echo(error.diagnostics(), err=True)
+            from provenance.render.escape import block
+
+            click.echo(block(error.diagnostics()), err=True)  # messages quote captured names
             ctx.exit(error.exit_code)
 
 

@@ -31,6 +31,7 @@ def show(snapshot: str, store: Path | None, output_format: str) -> None:
     This reads without checking signatures; use `prov verify` for that.
     """
     from provenance.model import Establishes
+    from provenance.render.escape import text
     from provenance.store.objects import Store
     from provenance.verify.resolve import load
 
@@ -63,16 +64,16 @@ def show(snapshot: str, store: Path | None, output_format: str) -> None:
             f"; not established: {', '.join(missing) or 'none'}"
         )
         if capture.error:
-            click.echo(f"  error: {capture.error.type}: {capture.error.message}")
+            click.echo(text(f"  error: {capture.error.type}: {capture.error.message}"))
         for key, value in capture.data.items():
-            click.echo(f"  {key}: {_summary(value)}")
+            click.echo(text(f"  {key}: {_summary(value)}"))
         if capture.blobs:
             total = sum(b.size for b in capture.blobs)
             click.echo(f"  blobs: {len(capture.blobs)} ({total:,} bytes) in the store")
     if snap.cross_checks:
         click.echo("\ncross-checks:")
         for key, check in sorted(snap.cross_checks.items()):
-            click.echo(f"  {key}: {check.result.upper()}: {check.detail}")
+            click.echo(text(f"  {key}: {check.result.upper()}: {check.detail}"))
 
 
 def _summary(value: Any) -> str:

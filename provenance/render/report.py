@@ -29,6 +29,7 @@ from provenance.compare.diff import (
     SnapshotRef,
 )
 from provenance.compare.timeline import LogItem
+from provenance.render import escape
 from provenance.store.objects import SnapshotEntry
 
 LOG_SCHEMA = "https://prov.dev/log/v1"
@@ -247,6 +248,26 @@ def section(capture: CaptureDiff) -> Section:
         out.blocks.insert(0, main)
     out.files = [_file_row(f) for f in capture.files]
     out.notices = list(capture.notices)
+    return _inert(out)
+
+
+def _inert(out: Section) -> Section:
+    """Every captured string with its control characters escaped (see render.escape): a file
+    name holding a terminal escape sequence prints as ``\\x1b[...``, in every format."""
+    t = escape.text
+
+    def row(r: Row) -> Row:
+        return Row(r.tone, t(r.path), t(r.detail), [t(c) for c in r.children])
+
+    out.title = t(out.title)
+    out.blocks = [
+        Block(t(b.heading) if b.heading else None, [row(r) for r in b.rows], b.hidden)
+        for b in out.blocks
+    ]
+    out.files = [row(r) for r in out.files]
+    out.volatile = [row(r) for r in out.volatile]
+    out.text_diffs = [(t(name), escape.block(text)) for name, text in out.text_diffs]
+    out.notices = [t(n) for n in out.notices]
     return out
 
 
@@ -265,7 +286,7 @@ def _note_line(note: NoteRef) -> str:
     text = f"{note.created[:19]}Z  note {note.id[:12]} on {note.snapshot}: {note.text}"
     if note.supersedes:
         text += f"  (supersedes: {', '.join(note.supersedes)})"
-    return text
+    return escape.text(text)
 
 
 # -- text -----------------------------------------------------------------------------------------
@@ -374,20 +395,12 @@ def _file_counts(files: Sequence[FileChange]) -> str:
 
 
 def _md(text: str) -> str:
-    """Escape text for Markdown prose (GitHub-flavoured)."""
-    out = []
-    for char in text:
-        if char in "\\`*_[]<|~":
-            out.append("\\" + char)
-        else:
-            out.append(char)
-    return "".join(out)
+    """Text for Markdown prose that no captured string can turn into markup."""
+    return escape.md_text(text)
 
 
 def _code(text: str) -> str:
-    fence = "``" if "`" in text else "`"
-    pad = " " if fence == "``" else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    return escape.md_code(text)
 
 
 def _md_row(row: Row) -> list[str]:
@@ -420,8 +433,7 @@ def _markdown_diff(diff: Diff) -> str:
             for row in part.files:
                 lines.append(f"| {_code(row.path)} | {row.tone} | {_md(row.detail)} |")
         for name, text in part.text_diffs:
-            fence = "````" if "```" in text else "```"
-            lines += ["", f"{_code(name)}:", "", f"{fence}diff", text, fence]
+            lines += ["", f"{_code(name)}:", "", *escape.md_fence(text, "diff")]
         for notice in part.notices:
             lines += ["", f"> {_md(notice)}"]
         if part.volatile:
@@ -638,7 +650,7 @@ def _text_claims(report: ClaimsReport, colour: bool) -> str:
             lines.append(f"       derived   {derived}")
             lines.append(f"       gap       {gap}; tolerance {tolerance}")
         lines.append(paint(f"       from      {_one_line(result.expression)}", "dim"))
-        lines.extend(f"       superseded by {note}" for note in result.superseded_by)
+        lines.extend(f"       superseded by {escape.text(n)}" for n in result.superseded_by)
     lines += ["", paint(_claims_summary(report), "bold")]
     return "\n".join(lines) + "\n"
 
@@ -742,12 +754,12 @@ def render_report(diff: Diff, report: ClaimsReport, fmt: Format) -> str:
 
 def _log_change_line(item: LogItem) -> str:
     if item.problem:
-        return f"not compared: {item.problem}"
+        return escape.text(f"not compared: {item.problem}")
     if item.previous is None:
         return "first snapshot"
     if not item.changes:
         return f"no differences since {item.previous}"
-    return f"changed since {item.previous}: " + "; ".join(item.changes)
+    return escape.text(f"changed since {item.previous}: " + "; ".join(item.changes))
 
 
 def _log_head(entry: SnapshotEntry) -> str:

@@ -21,6 +21,7 @@ import contextlib
 import errno
 import mmap
 import os
+import stat
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -84,6 +85,29 @@ class FsckReport:
     corrupt: list[str] = field(default_factory=list)
     removed_temp: list[str] = field(default_factory=list)
     in_flight: list[str] = field(default_factory=list)
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    """Open an object for reading; anything but a regular file is an OSError.
+
+    A FIFO or a device where an object should be would block ``open`` or never end a read
+    (``verify --store`` and ``fsck`` hung on one): it is opened without blocking, looked at,
+    and refused.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _require_regular(path: Path) -> None:
+    with _open_regular(path):
+        pass
 
 
 def os_error(action: str, path: Path, e: OSError) -> StoreError:
@@ -315,7 +339,7 @@ class Store:
     def open(self, digest: Digest) -> BinaryIO:
         path = self.object_path(digest)
         try:
-            return path.open("rb")
+            return _open_regular(path)
         except OSError as e:
             raise self._unreadable(digest, e) from e
 
@@ -362,7 +386,9 @@ class Store:
     def check(self, digest: Digest) -> int:
         """Re-hash one object in bounded memory; return its size or raise IntegrityError."""
         try:
-            actual, size = blake3_path(self.object_path(digest))
+            path = self.object_path(digest)
+            _require_regular(path)
+            actual, size = blake3_path(path)
         except OSError as e:
             raise self._unreadable(digest, e) from e
         if actual != digest:
@@ -388,8 +414,9 @@ class Store:
                 report.corrupt.append(name)
                 continue
             try:
+                _require_regular(path)
                 actual, _ = blake3_path(path)
-            except OSError:  # a directory or an unreadable file where an object should be
+            except OSError:  # a directory, a FIFO or an unreadable file where an object should be
                 report.corrupt.append(name)
                 continue
             if actual != digest:

@@ -269,3 +269,30 @@ def test_help_does_not_import_sigstore() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.strip() == "[]", result.stdout + result.stderr
+
+
+def test_a_certificate_with_an_rsa_key_is_a_verification_error_not_a_traceback(
+    tmp_path: Path, instance: LocalSigstore
+) -> None:
+    import base64
+
+    from click.testing import CliRunner
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from provenance.cli import cli
+
+    subject = {"name": "prov-snapshot:m1", "digest": {"sha256": "00" * 32}}
+    bundle = json.loads(instance.sign_dsse(statements.wrap([subject], "x", {"a": 1})))
+    certificate = instance.issue(rsa.generate_private_key(65537, 2048).public_key())  # type: ignore[arg-type]
+    der = certificate.public_bytes(serialization.Encoding.DER)
+    bundle["verificationMaterial"]["certificate"]["rawBytes"] = base64.b64encode(der).decode()
+    path = tmp_path / "m1.sigstore.json"
+    path.write_text(json.dumps(bundle))
+    root = instance.write_trusted_root(tmp_path / "root.json")
+    result = CliRunner().invoke(
+        cli, ["verify", str(path), "--trusted-root", str(root), "--repository", "example/project"]
+    )
+    assert result.exit_code == 1, result.output
+    assert isinstance(result.exception, SystemExit)
+    assert "step 2 (bundle) failed" in result.stderr and "TypeError" in result.stderr

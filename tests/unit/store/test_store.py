@@ -100,3 +100,16 @@ def test_fsck_leaves_a_live_writers_temp_file_alone(tmp_path: Path) -> None:
     report = store.fsck()
     assert live.name in report.in_flight
     writer.commit()
+
+
+def test_a_fifo_in_place_of_an_object_is_an_integrity_error_not_a_hang(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s").init()
+    written = store.put_bytes(b"some bytes that a FIFO will replace")
+    path = store.object_path(written.digest)
+    os.chmod(path.parent, 0o755)
+    path.unlink()
+    os.mkfifo(path)
+    for read in (store.check, store.read, store.open):
+        with pytest.raises(IntegrityError, match="cannot be read"):
+            read(written.digest)
+    assert store.fsck().corrupt == [written.digest.hex]
