@@ -10,6 +10,7 @@ exit codes")::
     │   └── ClaimsError            claims.toml, unsafe or failing expressions
     ├── CollectorError             a collector could not run at all (not a remote failure: those
     │   │                          are evidence, recorded in the capture)
+    │   ├── SourceGoneError        what was asked for no longer exists (a ref, a commit)
     │   ├── GitError               git failed; keeps git's stderr
     │   └── ContentFailed          a content-hashing shard kept failing; keeps the attempts
     ├── StoreError                 the content store cannot be read or written
@@ -66,6 +67,10 @@ class ClaimsError(UsageError):
 
 class CollectorError(ProvError):
     """A collector could not run (its own failure, not the remote side's)."""
+
+
+class SourceGoneError(CollectorError):
+    """What a source was asked for no longer exists there (a ref, a commit, a revision)."""
 
 
 class GitError(CollectorError):

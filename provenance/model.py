@@ -107,6 +107,79 @@ class CrossCheck(WireModel):
     detail: str
 
 
+WITNESS_PREDICATE_TYPE = "https://prov.dev/witness/v1"
+"""The predicateType of a witness statement; also the ``$id`` of its JSON Schema."""
+
+Outcome = Literal["same", "changed", "gone", "failed-now"]
+"""A source observed again: see ``provenance.compare.recheck``."""
+
+Level = Literal["observed", "provider-asserted", "tls-bound", "time-anchored", "multi-vantage"]
+"""The evidence levels a verifier reports per capture, weakest first."""
+
+
+class SnapshotLink(WireModel):
+    """The snapshot a statement is about: its label, the sha256 of its canonical bytes, its time."""
+
+    label: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    created: Timestamp
+
+
+class Recheck(WireModel):
+    """What a recheck snapshot rechecked, and each source's outcome."""
+
+    of: SnapshotLink
+    outcomes: dict[str, Outcome] = Field(description="source name -> outcome")
+
+
+class Vantage(WireModel):
+    """Where a witness stood, in its own words; signed, so that it can be held to them."""
+
+    operator: str = Field(
+        min_length=1, max_length=200, description="who ran the witness: a host name or a label"
+    )
+    region: str | None = Field(
+        default=None, max_length=200, description="where it ran: a cloud region or a label"
+    )
+    reported_ip: str | None = Field(
+        default=None, description="the witness's address as a source reported it, when one did"
+    )
+    reported_by: str | None = Field(
+        default=None, description="the source (and header) that reported the address"
+    )
+    tool: Tool = Field(default_factory=Tool)
+
+
+class WitnessedCapture(WireModel):
+    """One capture of the snapshot that the witness observed again and found the same."""
+
+    source: str
+    kind: str
+    digest: BlobDigest = Field(description="the snapshot's capture digest: what is witnessed")
+    observed: BlobDigest = Field(description="the content digest of the witness's own capture")
+    match: Literal["digest", "content"] = Field(
+        description="digest: the same content digest; content: the same content apart from "
+        "volatile fields"
+    )
+    started: Timestamp
+    ended: Timestamp
+    establishes: tuple[Establishes, ...] = Field(
+        default=(), description="what the witness's own capture established"
+    )
+
+
+class Witness(WireModel):
+    """The predicate of a witness statement: an independent party saw what a snapshot records.
+
+    Only captures whose content matched are listed; one that differed is not signed for.
+    """
+
+    snapshot: SnapshotLink
+    created: Timestamp
+    vantage: Vantage
+    witnessed: tuple[WitnessedCapture, ...] = Field(min_length=1)
+
+
 class Snapshot(WireModel):
     """The captures of one milestone, taken together."""
 
@@ -120,6 +193,13 @@ class Snapshot(WireModel):
         default_factory=dict,
         exclude_if=lambda value: not value,
         description="comparisons between captures, keyed by '<source>/<check>'",
+    )
+    # Set only on a signed recheck (``prov recheck --key``) and left out otherwise, so that every
+    # other snapshot keeps its canonical bytes and sha256.
+    recheck: Recheck | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="what this snapshot rechecked: the snapshot, and each source's outcome",
     )
 
     def canonical_bytes(self) -> bytes:
@@ -151,3 +231,8 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 def snapshot_schema() -> dict[str, Any]:
     schema = Snapshot.model_json_schema(mode="serialization")
     return {"$schema": DRAFT, "$id": PREDICATE_TYPE, **schema}
+
+
+def witness_schema() -> dict[str, Any]:
+    schema = Witness.model_json_schema(mode="serialization")
+    return {"$schema": DRAFT, "$id": WITNESS_PREDICATE_TYPE, **schema}

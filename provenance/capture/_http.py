@@ -4,8 +4,8 @@ A ``Fetcher`` serves one capture. It follows redirects itself so that every hop 
 retries transient failures (connect errors; 429, 502, 503, 504, honouring ``Retry-After``) with
 exponential backoff and records every attempt, streams bodies into the store through a secret
 scrubber with a size cap, ends each attempt at its deadline whatever it is waiting for (see
-``deadline.Watchdog``), and notes the server's address and, over TLS, the protocol version and
-the peer certificate's sha256 fingerprint.
+``deadline.Watchdog``), and notes the server's address and, over TLS, the protocol version, the
+peer certificate's sha256 fingerprint and the verified chain (``chain_info``).
 
 Remote failures are returned, not raised: an ``Exchange`` carries what was observed up to the
 failure and a ``CaptureError`` typed as docs/captures.md lists. Everything recorded has been
@@ -325,6 +325,41 @@ def cert_info(der: bytes) -> dict[str, Any]:
     return info
 
 
+def chain_info(ssl_object: Any) -> dict[str, Any]:
+    """The chain the client verified, leaf first: PEM, and each certificate's sha256 and names.
+
+    This is what ``tls-bound`` is checked against later (``provenance.verify.tls``): the leaf
+    must be the peer certificate, each certificate signed by the next, all valid at capture time.
+    """
+    getter = getattr(ssl_object, "get_verified_chain", None)  # CPython's _SSLSocket, 3.10+
+    try:
+        chain = getter() if getter is not None else None
+    except (ssl.SSLError, ValueError):
+        chain = None
+    if not chain:
+        return {}
+    from cryptography import x509
+
+    pems = [str(cert.public_bytes()) for cert in chain]  # PEM, the default encoding
+    certificates = []
+    for pem in pems:
+        der = ssl.PEM_cert_to_DER_cert(pem)
+        entry: dict[str, Any] = {"sha256": hashlib.sha256(der).hexdigest()}
+        try:
+            cert = x509.load_der_x509_certificate(der)
+        except ValueError:
+            certificates.append(entry)
+            continue
+        entry.update(
+            subject=cert.subject.rfc4514_string(),
+            issuer=cert.issuer.rfc4514_string(),
+            not_before=cert.not_valid_before_utc.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            not_after=cert.not_valid_after_utc.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        )
+        certificates.append(entry)
+    return {"chain": certificates, "chain_pem": "".join(pems)}
+
+
 class Fetcher:
     """Makes the requests of one capture. Use as a context manager; inject ``client`` in tests."""
 
@@ -583,7 +618,9 @@ class Fetcher:
                 tls = {
                     "version": ssl_object.version(),
                     "cipher": cipher[0] if cipher else None,
+                    "alpn": ssl_object.selected_alpn_protocol(),
                     **(cert_info(der) if der else {}),
+                    **chain_info(ssl_object),
                 }
         return Hop(
             method=response.request.method,

@@ -22,7 +22,7 @@ from provenance._internal import redact
 from provenance._internal.oidcache import OidCache
 from provenance._internal.proc import git, git_env, no_filters, safe_args
 from provenance.capture.base import Collector, Recorder, SourceOptions
-from provenance.errors import CollectorError, GitError
+from provenance.errors import CollectorError, GitError, SourceGoneError
 from provenance.model import Capture
 from provenance.store.objects import FILE_CHUNK, SMALL_OBJECT, Store, Written
 
@@ -109,7 +109,7 @@ class GitCollector(Collector):
                 cwd=temp,
             )
         except GitError as e:
-            raise CollectorError(
+            raise SourceGoneError(
                 f"source {self.options.name!r}: cannot fetch {ref!r} from {redact.url(url)}",
                 cause=e.stderr.strip(),
                 hint="check that the ref exists; short shas cannot be fetched, use the full sha",
@@ -132,7 +132,7 @@ class GitCollector(Collector):
                 cwd=repo,
             )
         except GitError as e:
-            raise CollectorError(
+            raise SourceGoneError(
                 f"source {self.options.name!r}: ref {ref!r} does not name a commit "
                 f"in {self.options.repo}",
                 cause=e.stderr.strip() or None,

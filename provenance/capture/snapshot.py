@@ -101,6 +101,14 @@ def take(
         captures=tuple(sorted(captures, key=lambda c: c.source)),
         cross_checks=crosscheck.run(captures),
     )
+    return record(snapshot, store, attester, target)
+
+
+def record(snapshot: Snapshot, store: Store, attester: Attester, target: Path) -> SnapshotResult:
+    """Sign a snapshot, write it to ``target`` (never over a file), keep it and index it.
+
+    ``take`` ends here; so does a signed recheck (``prov recheck --key``), a snapshot too.
+    """
     statement = statements.build(snapshot)
     document = attester.attest(statement)
     envelope = store.put_bytes(document)
@@ -114,7 +122,7 @@ def take(
     store.add_snapshot(
         SnapshotEntry(
             sha256=snapshot.sha256().hex,
-            label=label,
+            label=snapshot.label,
             created=snapshot.created,
             attestation=str(envelope.digest),
             path=str(target),

@@ -63,6 +63,7 @@ from provenance.cli import (  # noqa: E402
     setup,
     snapshot,
     verify,
+    witness,
 )
 
 for command in (
@@ -82,6 +83,8 @@ for command in (
     release.release_upload,
     release.release_previous,
     export.export_warc,
+    witness.recheck,
+    witness.witness,
 ):
     cli.add_command(command)
 

@@ -9,6 +9,7 @@ import click
 
 from provenance.cli._options import Format, format_option
 from provenance.cli.oci import plain_http_option
+from provenance.cli.witness import count_witnesses, witness_options
 
 if TYPE_CHECKING:
     from provenance.attest.sigstore import IdentityPolicy
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
     help="The label the attestation must be signed for [default: from its file name, "
     "LABEL.intoto.jsonl; for oci://, from each attached file's name].",
 )
+@witness_options
 @format_option
 @plain_http_option
 @click.pass_context
@@ -90,6 +92,9 @@ def verify(
     expect_label: str | None,
     output_format: str,
     plain_http: bool,
+    witness_paths: tuple[Path, ...],
+    require_witnesses: int | None,
+    witness_policy: Path | None,
 ) -> None:
     """Verify an attestation offline, step by step. Exit 0 verified, 1 not.
 
@@ -195,6 +200,9 @@ def verify(
                 expect_label=expect_label or label_from_filename(target),
             )
             error = None
+            count_witnesses(
+                report, trusted, target, witness_paths, require_witnesses, witness_policy
+            )
         except VerificationError as e:
             if not isinstance(e.report, Report):
                 raise
@@ -218,6 +226,11 @@ def verify(
         for step in report.steps:
             mark = {"passed": "ok  ", "failed": "FAIL", "skipped": "skip"}[step.status]
             click.echo(f"[{mark}] {step.number}. {step.name}: {step.detail}")
+        if report.observers is not None:
+            from provenance.render.witnesses import observer_lines
+
+            click.echo("evidence per capture:")
+            click.echo("\n".join(observer_lines(report.observers)))
         if report.snapshot is not None and error is None:
             snap = report.snapshot
             click.echo(

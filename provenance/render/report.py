@@ -28,7 +28,9 @@ from provenance.compare.diff import (
     NoteRef,
     SnapshotRef,
 )
+from provenance.compare.recheck import RecheckRef
 from provenance.compare.timeline import LogItem
+from provenance.compare.witness import WitnessRef
 from provenance.render import escape
 from provenance.store.objects import SnapshotEntry
 
@@ -762,6 +764,30 @@ def _log_change_line(item: LogItem) -> str:
     return escape.text(f"changed since {item.previous}: " + "; ".join(item.changes))
 
 
+def _witness_line(witness: WitnessRef) -> str:
+    where = witness.operator + (f" ({witness.region})" if witness.region else "")
+    key = f"; key {witness.signers[0][:16]}" if witness.signers else ""
+    return escape.text(
+        f"{witness.created[:19]}Z  witness {where}: {len(witness.witnessed)} capture(s) "
+        f"witnessed{key}"
+    )
+
+
+def _recheck_line(recheck: RecheckRef) -> str:
+    key = f"; signed by {recheck.signers[0][:16]}" if recheck.signers else ""
+    return escape.text(
+        f"{recheck.created[:19]}Z  recheck {recheck.label}: {recheck.summary()}{key}"
+    )
+
+
+def _events(item: LogItem) -> list[str]:
+    """Notes, witnesses and rechecks of one timeline item, oldest first."""
+    dated = [(n.created, _note_line(n)) for n in item.notes]
+    dated += [(w.created, _witness_line(w)) for w in item.witnesses]
+    dated += [(r.created, _recheck_line(r)) for r in item.rechecks]
+    return [line for _, line in sorted(dated, key=lambda pair: pair[0])]
+
+
 def _log_head(entry: SnapshotEntry) -> str:
     failed = f"  FAILED: {', '.join(entry.failed)}" if entry.failed else ""
     return (
@@ -782,7 +808,7 @@ def render_log(items: Sequence[LogItem], fmt: Format, *, colour: bool = False) -
         for item in items:
             lines.append(paint(_log_head(item.entry), "bold"))
             lines.append(f"    {_log_change_line(item)}")
-            lines.extend(f"    {_note_line(note)}" for note in item.notes)
+            lines.extend(f"    {line}" for line in _events(item))
         return "\n".join(lines) + "\n"
     if fmt is Format.MARKDOWN:
         lines = ["## Snapshots", ""]
@@ -793,13 +819,13 @@ def render_log(items: Sequence[LogItem], fmt: Format, *, colour: bool = False) -
                 f"- **{_md(item.entry.label)}** {_code(item.entry.sha256[:12])} "
                 f"{item.entry.created}: {_md(_log_change_line(item))}"
             )
-            lines.extend(f"  - {_md(_note_line(note))}" for note in item.notes)
+            lines.extend(f"  - {_md(line)}" for line in _events(item))
         return "\n".join(lines) + "\n"
     if fmt is Format.HTML:
         e = html.escape
         body = ["<h1>Snapshots</h1>", "<ul>"]
         for item in items:
-            notes = "".join(f"<li>{e(_note_line(n))}</li>" for n in item.notes)
+            notes = "".join(f"<li>{e(line)}</li>" for line in _events(item))
             body.append(
                 f"<li><code>{e(_log_head(item.entry))}</code><br>{e(_log_change_line(item))}"
                 + (f"<ul>{notes}</ul>" if notes else "")

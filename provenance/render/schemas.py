@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from provenance.model import DRAFT, snapshot_schema
+from provenance.model import DRAFT, snapshot_schema, witness_schema
 
 
 def diff_schema() -> dict[str, Any]:
@@ -39,11 +39,21 @@ def note_schema() -> dict[str, Any]:
     return {"$schema": DRAFT, "$id": NOTE_TYPE, **schema}
 
 
+def recheck_report_schema() -> dict[str, Any]:
+    from provenance.compare.recheck import SCHEMA, RecheckReport
+
+    schema = RecheckReport.model_json_schema(mode="serialization", by_alias=True)
+    schema["required"] = ["schema", *schema["required"]]
+    return {"$schema": DRAFT, "$id": SCHEMA, **schema}
+
+
 SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "snapshot.v1.schema.json": snapshot_schema,
     "diff.v1.schema.json": diff_schema,
     "claims-report.v1.schema.json": claims_report_schema,
     "note.v1.schema.json": note_schema,
+    "witness.v1.schema.json": witness_schema,
+    "recheck-report.v1.schema.json": recheck_report_schema,
 }
 
 

@@ -53,6 +53,7 @@ class Report:
     signers: list[str] = field(default_factory=list)
     kind: str = "dsse"
     times: list[str] = field(default_factory=list)
+    observers: Any = None  # a verify.observers.ObserverReport, once observers were counted
 
     @property
     def ok(self) -> bool:
@@ -69,6 +70,7 @@ class Report:
             "kind": self.kind,
             "times": self.times,
             "steps": [step.__dict__ for step in self.steps],
+            **({"observers": self.observers.model_dump(mode="json")} if self.observers else {}),
         }
 
 
@@ -308,23 +310,28 @@ def _check_timestamp(
     raise check.fail(2, "timestamp", first)
 
 
+def check_schema(predicate: dict[str, Any], schema: dict[str, Any]) -> None:
+    """Raise VerificationError naming where a predicate first departs from its JSON Schema."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(predicate))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        raise VerificationError(
+            f"the predicate does not match its schema at {where}: {error.message}"
+        )
+
+
 def check_predicate(parsed: statements.ParsedStatement) -> Snapshot:
     if parsed.predicate_type != PREDICATE_TYPE:
         raise VerificationError(
             f"unknown predicateType {parsed.predicate_type!r}",
             hint=f"prov verifies {PREDICATE_TYPE} statements",
         )
-    import jsonschema
-
     from provenance.model import snapshot_schema
 
-    validator = jsonschema.Draft202012Validator(snapshot_schema())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(parsed.predicate))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        raise VerificationError(
-            f"the predicate does not match its schema at {where}: {error.message}"
-        )
+    check_schema(parsed.predicate, snapshot_schema())
     try:
         return Snapshot.model_validate(parsed.predicate)
     except ValidationError as e:

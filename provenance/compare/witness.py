@@ -1,0 +1,212 @@
+"""Witness statements: an independent party re-captures a snapshot's sources and co-signs.
+
+A witness asks every source of a snapshot again from its own vantage (``capture.recheck``) and
+compares what it got with what the snapshot records (``compare.recheck.classify``). For each
+capture that matches (the same content digest, or the same content apart from volatile fields)
+it signs a statement over the snapshot's own subject naming what it saw, from where and when
+(``WITNESS_PREDICATE_TYPE``); a capture that differs is listed to the witness, never signed for.
+Verifiers count the distinct keys behind these statements (``verify.observers``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from provenance import __version__
+from provenance._internal import canonical
+from provenance._internal.files import atomic_write
+from provenance.attest import statement as statements
+from provenance.attest.signing import Attester
+from provenance.capture.recheck import Recollected
+from provenance.compare.recheck import SourceCheck, link
+from provenance.digest import sha256_bytes
+from provenance.errors import StoreError, UsageError
+from provenance.model import (
+    WITNESS_PREDICATE_TYPE,
+    Snapshot,
+    Tool,
+    Vantage,
+    WireModel,
+    Witness,
+    WitnessedCapture,
+    utc_now,
+)
+from provenance.store.objects import Store
+
+__all__ = [
+    "WitnessEntry",
+    "WitnessRef",
+    "build",
+    "entries",
+    "record",
+    "reported_address",
+    "vantage",
+]
+
+CLIENT_ADDRESS_HEADERS: tuple[str, ...] = (
+    "x-client-ip",
+    "x-your-ip",
+    "x-observed-ip",
+    "cf-connecting-ip",
+)
+"""Response headers in which a server tells a client the address it saw it from."""
+
+
+def reported_address(items: Sequence[Recollected]) -> tuple[str | None, str | None]:
+    """The witness's address as a source reported it: (address, 'source: header'), or None."""
+    for item in items:
+        pairs = item.fresh.data.get("headers") if item.fresh.kind == "http" else None
+        for pair in pairs if isinstance(pairs, list) else []:
+            if not (isinstance(pair, list) and len(pair) == 2):
+                continue
+            name, value = str(pair[0]).lower(), str(pair[1]).split(",")[0].strip()
+            if name in CLIENT_ADDRESS_HEADERS:
+                try:
+                    address = str(ipaddress.ip_address(value))
+                except ValueError:
+                    continue
+                return address, f"{item.fresh.source}: {name}"
+    return None, None
+
+
+def vantage(operator: str, region: str | None, items: Sequence[Recollected]) -> Vantage:
+    address, by = reported_address(items)
+    return Vantage(
+        operator=operator,
+        region=region or None,
+        reported_ip=address,
+        reported_by=by,
+        tool=Tool(version=__version__),
+    )
+
+
+def build(
+    snapshot: Snapshot,
+    items: Sequence[Recollected],
+    checks: Sequence[SourceCheck],
+    where: Vantage,
+) -> bytes:
+    """The statement bytes of a witness to ``snapshot``; UsageError when nothing matched."""
+    fresh = {item.original.source: item.fresh for item in items}
+    witnessed = [
+        WitnessedCapture(
+            source=check.source,
+            kind=check.kind,
+            digest=check.attested,
+            observed=check.observed,
+            match=check.match or "content",
+            started=fresh[check.source].started,
+            ended=fresh[check.source].ended,
+            establishes=fresh[check.source].establishes,
+        )
+        for check in checks
+        if check.outcome == "same"
+    ]
+    if not witnessed:
+        raise UsageError(
+            f"no capture of {snapshot.label!r} matched what the sources serve now: "
+            "there is nothing to witness",
+            hint="`prov recheck` shows what changed",
+        )
+    predicate = Witness(
+        snapshot=link(snapshot), created=utc_now(), vantage=where, witnessed=tuple(witnessed)
+    )
+    subject = {
+        "name": statements.subject_name(snapshot.label),
+        "digest": {"sha256": snapshot.sha256().hex},
+    }
+    return statements.wrap([subject], WITNESS_PREDICATE_TYPE, predicate.model_dump(mode="json"))
+
+
+class WitnessRef(WireModel):
+    """A witness statement as ``prov log`` shows it, under the snapshot it witnessed."""
+
+    id: str
+    snapshot: str = Field(description="label of the snapshot witnessed")
+    snapshot_sha256: str
+    created: str
+    operator: str
+    region: str | None = None
+    witnessed: list[str] = Field(description="sources witnessed")
+    signers: list[str] = Field(default_factory=list)
+
+
+class WitnessEntry(BaseModel):
+    """One witness statement in the store's index (``witnesses/<id>.json``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(description="sha256 of the statement bytes")
+    witness: Witness
+    attestation: str | None = Field(
+        default=None, description="blake3 address of the signed statement in the store"
+    )
+    path: str | None = Field(default=None, description="where the statement file was written")
+    signers: list[str] = Field(default_factory=list)
+
+    def ref(self) -> WitnessRef:
+        witness = self.witness
+        return WitnessRef(
+            id=self.id,
+            snapshot=witness.snapshot.label,
+            snapshot_sha256=witness.snapshot.sha256,
+            created=witness.created,
+            operator=witness.vantage.operator,
+            region=witness.vantage.region,
+            witnessed=[c.source for c in witness.witnessed],
+            signers=self.signers,
+        )
+
+
+def _directory(store: Store) -> Path:
+    return store.root / "witnesses"
+
+
+def record(
+    statement: bytes, attester: Attester, output: Path, store: Store | None
+) -> tuple[bytes, WitnessEntry]:
+    """Sign a witness statement, write it to ``output`` (never over a file) and index it."""
+    document = attester.attest(statement)
+    try:
+        created = atomic_write(output, document)
+    except OSError as e:
+        raise StoreError(f"cannot write the witness statement {output}", cause=str(e)) from e
+    if not created:
+        raise UsageError(f"{output} already exists", hint="choose another -o path")
+    predicate = Witness.model_validate(canonical.loads(statement)["predicate"])
+    entry = WitnessEntry(
+        id=sha256_bytes(statement).hex,
+        witness=predicate,
+        path=str(output),
+        signers=attester.signer_ids(),
+    )
+    if store is not None:
+        store.init()
+        written = store.put_bytes(document)
+        entry = entry.model_copy(update={"attestation": str(written.digest)})
+        directory = _directory(store)
+        try:
+            directory.mkdir(exist_ok=True)
+            target = directory / f"{entry.id}.json"
+            atomic_write(target, entry.model_dump_json(indent=2).encode())
+        except OSError as e:
+            raise StoreError(f"cannot write the witness index in {directory}", cause=str(e)) from e
+    return document, entry
+
+
+def entries(store: Store) -> list[WitnessEntry]:
+    """Every witness statement indexed in the store, oldest first."""
+    directory = _directory(store)
+    if not directory.is_dir():
+        return []
+    found = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            found.append(WitnessEntry.model_validate_json(path.read_bytes()))
+        except (OSError, ValueError) as e:
+            raise StoreError(f"the witness index entry {path} is unreadable", cause=str(e)) from e
+    return sorted(found, key=lambda w: (w.witness.created, w.id))

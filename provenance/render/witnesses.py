@@ -1,0 +1,102 @@
+"""Recheck reports, witness runs and observer counts as text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from provenance.compare.recheck import RecheckReport, SourceCheck
+from provenance.model import Vantage
+from provenance.render.report import _Paint, _text_row, section
+from provenance.verify.observers import CaptureEvidence, ObserverReport
+
+__all__ = ["observer_lines", "render_recheck", "render_witness"]
+
+_SHOWN = {"same": "same", "changed": "changed", "gone": "gone", "failed-now": "failed now"}
+
+
+def _source_lines(check: SourceCheck) -> list[str]:
+    lines = [f"  {_SHOWN[check.outcome]:<11} {check.source} [{check.kind}]: {check.detail}"]
+    if check.outcome == "changed" and check.diff is not None:
+        paint = _Paint(False)
+        for block in section(check.diff).blocks:
+            for row in block.rows:
+                lines.extend(_text_row(row, "      ", paint))
+    return lines
+
+
+def _counts(report: RecheckReport) -> str:
+    return ", ".join(f"{n} {_SHOWN[outcome]}" for outcome, n in report.counts.items())
+
+
+def render_recheck(report: RecheckReport) -> str:
+    snap = report.snapshot
+    lines = [
+        f"recheck of {snap.label} (sha256:{snap.sha256[:12]}, created {snap.created}), "
+        f"checked {report.checked}"
+    ]
+    for check in report.sources:
+        lines.extend(_source_lines(check))
+    lines.append(_counts(report))
+    if report.recheck is not None:
+        lines.append(
+            f"signed recheck: {report.attestation} "
+            f"(label {report.recheck.label}, sha256:{report.recheck.sha256[:12]})"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render_witness(report: RecheckReport, vantage: Vantage, statement: Path | None) -> str:
+    snap = report.snapshot
+    where = vantage.operator + (f", {vantage.region}" if vantage.region else "")
+    if vantage.reported_ip:
+        where += f", seen as {vantage.reported_ip} by {vantage.reported_by}"
+    lines = [f"witness of {snap.label} (sha256:{snap.sha256[:12]}) from {where}"]
+    for check in report.sources:
+        mark = "witnessed" if check.outcome == "same" else f"NOT signed ({_SHOWN[check.outcome]})"
+        lines.append(f"  {mark:<24} {check.source} [{check.kind}]: {check.detail}")
+    signed = sum(1 for c in report.sources if c.outcome == "same")
+    if statement is not None:
+        lines.append(f"signed {signed} of {len(report.sources)} capture(s): {statement}")
+    else:
+        lines.append("nothing matched: no witness statement was written")
+    return "\n".join(lines) + "\n"
+
+
+def _observers(capture: CaptureEvidence) -> str:
+    publisher = sum(1 for o in capture.observers if o.role == "publisher")
+    parts = []
+    for o in capture.observers:
+        if o.role == "witness":
+            label = " ".join(p for p in (o.operator, o.region) if p) or o.keyid[:16]
+            parts.append(label)
+    who = f"publisher x{publisher}" if publisher != 1 else "publisher"
+    if parts:
+        who += f" + {len(parts)} witness(es): {', '.join(parts)}"
+    return f"{capture.signers} signer(s) ({who})"
+
+
+def observer_lines(report: ObserverReport) -> list[str]:
+    """Per capture: the strongest level, who observed it, the quorum; then what was not proven
+    (once for what holds of every capture, such as a missing timestamp)."""
+    lines = []
+    for check in report.witnesses:
+        if not check.verified:
+            lines.append(f"  witness {check.path}: not counted: {check.problem}")
+    common = (
+        set.intersection(*(set(c.not_proven) for c in report.captures))
+        if report.captures
+        else set()
+    )
+    for capture in report.captures:
+        level = capture.level or "nothing"
+        mark = "" if capture.met else "  BELOW QUORUM"
+        quorum = f"; {capture.quorum}" if capture.quorum else ""
+        lines.append(
+            f"  {capture.source} [{capture.kind}]: {level}; {_observers(capture)}{quorum}{mark}"
+        )
+        lines.extend(
+            f"      not proven: {text}" for text in capture.not_proven if text not in common
+        )
+    lines.extend(f"  not proven for any capture: {text}" for text in sorted(common))
+    lines.append(f"  {report.summary}")
+    return lines

@@ -1,0 +1,117 @@
+"""Turning recorded captures back into sources: what replays, what is gone, what cannot be asked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from provenance._testing.fixtures import Fixtures, Route
+from provenance._testing.server import LocalServer
+from provenance.capture.base import CollectContext
+from provenance.capture.recheck import options_for, recollect_one
+from provenance.compare.evidence import NoBlobs
+from provenance.compare.recheck import classify
+from provenance.errors import CollectorError
+from provenance.model import Capture
+from provenance.store.objects import Store
+from tests.conftest import GitRepo
+
+
+def _context(tmp_path: Path, base: Path | None = None) -> CollectContext:
+    store = Store(tmp_path / "store")
+    store.init()
+    return CollectContext(store=store, base_dir=base or tmp_path, retries=0)
+
+
+def test_an_http_request_replays_as_recorded(
+    collect: Callable[..., Capture], tmp_path: Path
+) -> None:
+    routes = [Route("/doc", body=b'{"a": 1}', headers=[("Content-Type", "application/json")])]
+    with LocalServer(Fixtures(routes=routes)) as server:
+        table = {
+            "name": "doc",
+            "kind": "http",
+            "url": f"{server.url}/doc?x=1",
+            "headers": {"Accept": "application/json"},
+            "volatile": ["json.a"],
+        }
+        original = collect(table)
+        _, options = options_for(original)
+        assert options.model_dump(include={"url", "headers", "volatile", "method"}) == {
+            "url": f"{server.url}/doc?x=1",
+            "headers": {"Accept": "application/json"},
+            "volatile": ["json.a"],
+            "method": "GET",
+        }
+        again = recollect_one(original, _context(tmp_path))
+        assert again.fresh.request == original.request  # the same question, asked again
+        check = classify(again, NoBlobs(), NoBlobs())
+        assert check.outcome == "same"
+        assert server.requests_to("/doc")[-1].header("Accept") == "application/json"
+
+
+def test_a_redacted_request_is_not_replayed(
+    collect: Callable[..., Capture], tmp_path: Path
+) -> None:
+    with LocalServer(Fixtures(routes=[Route("/doc", body=b"x")])) as server:
+        original = collect(
+            {"name": "doc", "kind": "http", "url": f"{server.url}/doc?X-Amz-Signature=abcdef123"}
+        )
+        with pytest.raises(CollectorError, match="held a credential"):
+            options_for(original)
+        again = recollect_one(original, _context(tmp_path))
+        assert (again.replayed, again.fresh.status) == (False, "failed")
+        assert classify(again, NoBlobs(), NoBlobs()).outcome == "failed-now"
+        assert not server.requests_to("/doc")[1:]  # asked once, by the original capture only
+
+
+def test_an_unknown_kind_is_a_failure_now_not_a_crash(
+    collect: Callable[..., Capture], tmp_path: Path
+) -> None:
+    with LocalServer(Fixtures(routes=[Route("/doc", body=b"x")])) as server:
+        original = collect({"name": "doc", "kind": "http", "url": f"{server.url}/doc"})
+    strange = original.model_copy(update={"kind": "gopher"})
+    again = recollect_one(strange, _context(tmp_path))
+    assert again.fresh.error is not None and "no collector" in again.fresh.error.message
+
+
+def test_a_404_now_is_gone(collect: Callable[..., Capture], tmp_path: Path) -> None:
+    with LocalServer(Fixtures(routes=[Route("/doc", body=b"x")])) as server:
+        original = collect({"name": "doc", "kind": "http", "url": f"{server.url}/doc"})
+        server.fixtures = Fixtures(routes=[])
+        check = classify(recollect_one(original, _context(tmp_path)), NoBlobs(), NoBlobs())
+    assert check.outcome == "gone" and "404" in check.detail
+
+
+def test_a_commit_that_no_longer_exists_is_gone(
+    make_repo: Callable[[str], GitRepo], collect: Callable[..., Capture], tmp_path: Path
+) -> None:
+    repo = make_repo("repo")
+    repo.write("a.txt", "one\n")
+    repo.commit("one")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("a.txt", "two\n")
+    commit = repo.commit("two")
+    original = collect({"name": "code", "kind": "git", "repo": str(repo.path), "ref": commit})
+    repo.git("checkout", "-q", "main")
+    repo.git("branch", "-q", "-D", "feature")
+    repo.git("reflog", "expire", "--expire=now", "--all")
+    repo.git("gc", "-q", "--prune=now")
+    again = recollect_one(original, _context(tmp_path))
+    assert again.gone and again.fresh.error is not None
+    assert classify(again, NoBlobs(), NoBlobs()).outcome == "gone"
+
+
+def test_a_moved_branch_is_changed(
+    make_repo: Callable[[str], GitRepo], collect: Callable[..., Capture], tmp_path: Path
+) -> None:
+    repo = make_repo("repo")
+    repo.write("a.txt", "one\n")
+    repo.commit("one")
+    original = collect({"name": "code", "kind": "git", "repo": str(repo.path), "ref": "main"})
+    repo.write("a.txt", "two\n")
+    repo.commit("two")
+    check = classify(recollect_one(original, _context(tmp_path)), NoBlobs(), NoBlobs())
+    assert check.outcome == "changed" and "commit" in check.detail
