@@ -6,12 +6,18 @@ from pathlib import Path
 
 from provenance.compare.recheck import RecheckReport, SourceCheck
 from provenance.model import Vantage
+from provenance.render import escape
 from provenance.render.report import _Paint, _text_row, section
 from provenance.verify.observers import CaptureEvidence, ObserverReport
 
 __all__ = ["observer_lines", "render_recheck", "render_witness"]
 
 _SHOWN = {"same": "same", "changed": "changed", "gone": "gone", "failed-now": "failed now"}
+
+
+def _join(lines: list[str]) -> str:
+    """Captured and signed strings (source names, labels, values) shown inert."""
+    return "".join(escape.text(line) + "\n" for line in lines)
 
 
 def _source_lines(check: SourceCheck) -> list[str]:
@@ -42,7 +48,7 @@ def render_recheck(report: RecheckReport) -> str:
             f"signed recheck: {report.attestation} "
             f"(label {report.recheck.label}, sha256:{report.recheck.sha256[:12]})"
         )
-    return "\n".join(lines) + "\n"
+    return _join(lines)
 
 
 def render_witness(report: RecheckReport, vantage: Vantage, statement: Path | None) -> str:
@@ -59,7 +65,7 @@ def render_witness(report: RecheckReport, vantage: Vantage, statement: Path | No
         lines.append(f"signed {signed} of {len(report.sources)} capture(s): {statement}")
     else:
         lines.append("nothing matched: no witness statement was written")
-    return "\n".join(lines) + "\n"
+    return _join(lines)
 
 
 def _observers(capture: CaptureEvidence) -> str:
@@ -99,4 +105,4 @@ def observer_lines(report: ObserverReport) -> list[str]:
         )
     lines.extend(f"  not proven for any capture: {text}" for text in sorted(common))
     lines.append(f"  {report.summary}")
-    return lines
+    return [escape.text(line) for line in lines]
