@@ -82,6 +82,7 @@ for command in (
     pack.pack,
     release.release_upload,
     release.release_previous,
+    release.release_download,
     export.export_warc,
     witness.recheck,
     witness.witness,

@@ -1,4 +1,4 @@
-"""``prov release-upload`` and ``prov release-previous``: GitHub release assets."""
+"""``prov release-upload``, ``release-previous`` and ``release-download``: GitHub release assets."""
 
 from __future__ import annotations
 
@@ -57,3 +57,17 @@ def release_previous(
         click.echo(f"no earlier release has an asset ending in {suffix}", err=True)
         ctx.exit(1)
     click.echo(str(found))
+
+
+@click.command("release-download")
+@click.option("--tag", required=True, help="The release's tag.")
+@click.option("--repository", envvar="GITHUB_REPOSITORY", required=True, metavar="OWNER/NAME")
+@click.option("--name", "asset_name", required=True, help="The asset's name.")
+@click.option("-o", "--output-dir", type=click.Path(path_type=Path, file_okay=False), required=True)
+def release_download(tag: str, repository: str, asset_name: str, output_dir: Path) -> None:
+    """Download one asset of a release by name (e.g. to witness it) and print its path."""
+    from provenance.publish.release import GitHubReleases, named_asset
+
+    releases = GitHubReleases.from_env(repository, dict(os.environ))
+    with releases.client:
+        click.echo(str(named_asset(releases, tag, asset_name, output_dir)))

@@ -256,3 +256,20 @@ def previous_asset(
                 target_dir.mkdir(parents=True, exist_ok=True)
                 return releases.download_asset(asset, target_dir / name)
     return None
+
+
+def named_asset(releases: GitHubReleases, tag: str, name: str, target_dir: Path) -> Path:
+    """Download the asset called ``name`` of the release ``tag``; ReleaseError if it has none.
+
+    The name is checked as an asset name first, so that it cannot climb out of ``target_dir``.
+    """
+    safe = asset_for(Path(name)).name
+    release = releases.release_by_tag(tag)
+    for asset in releases.assets(int(release["id"])):
+        if asset.get("name") == safe:
+            target_dir.mkdir(parents=True, exist_ok=True)
+            return releases.download_asset(asset, target_dir / safe)
+    raise ReleaseError(
+        f"release {tag!r} of {releases.repository} has no asset named {safe!r}",
+        hint="check the asset's name on the release page",
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -253,6 +254,40 @@ def _evaluate(text: str, context: dict[str, str]) -> str:
     return _EXPR.sub(one, text)
 
 
+def _run_steps(
+    context: dict[str, str], base_env: dict[str, str], cwd: Path, tmp_path: Path, mode: str
+) -> list[str]:
+    """Run the action's scripts of one mode in order, as the runner would; their names."""
+    action = yaml.safe_load(ACTION.read_text())
+    ran = []
+    for step in action["runs"]["steps"]:
+        if "run" not in step or step["name"] == "Install prov":
+            continue  # setup-python and pip install: this venv already has prov
+        if ("inputs.mode == 'witness'" in step.get("if", "")) != (mode == "witness"):
+            continue  # the other mode's steps
+        if "steps.witness.outputs.statement != ''" in step.get("if", "") and not context.get(
+            "steps.witness.outputs.statement"
+        ):
+            continue
+        output = tmp_path / f"output-{mode}-{len(ran)}"
+        output.write_text("")
+        env = {k: _evaluate(str(v), context) for k, v in step.get("env", {}).items()}
+        result = subprocess.run(
+            ["bash", "-e", "-c", step["run"]],
+            cwd=cwd,
+            env={**base_env, **env, "GITHUB_OUTPUT": str(output)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, f"{step['name']}: {result.stdout}{result.stderr}"
+        for line in output.read_text().splitlines():
+            key, _, value = line.partition("=")
+            context[f"steps.{step.get('id')}.outputs.{key}"] = value
+        ran.append(step["name"])
+    return ran
+
+
 def test_action_scripts_end_to_end(
     github: LocalGitHub, project: Path, make_repo, tmp_path: Path, prov: Callable[..., Result]
 ) -> None:  # type: ignore[no-untyped-def]
@@ -292,29 +327,7 @@ def test_action_scripts_end_to_end(
             f"{github.repository}/.github/workflows/provenance.yml@refs/tags/v1.0"
         ),
     }
-    action = yaml.safe_load(ACTION.read_text())
-    ran = []
-    for step in action["runs"]["steps"]:
-        if "run" not in step or step["name"] == "Install prov":
-            continue  # setup-python and pip install: this venv already has prov
-        if "inputs.mode == 'witness'" in step.get("if", ""):
-            continue  # the other mode's steps
-        output = tmp_path / f"output-{len(ran)}"
-        output.write_text("")
-        env = {k: _evaluate(str(v), context) for k, v in step.get("env", {}).items()}
-        result = subprocess.run(
-            ["bash", "-e", "-c", step["run"]],
-            cwd=project,
-            env={**base_env, **env, "GITHUB_OUTPUT": str(output)},
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert result.returncode == 0, f"{step['name']}: {result.stdout}{result.stderr}"
-        for line in output.read_text().splitlines():
-            key, _, value = line.partition("=")
-            context[f"steps.{step.get('id')}.outputs.{key}"] = value
-        ran.append(step["name"])
+    ran = _run_steps(context, base_env, project, tmp_path, "snapshot")
     assert ran == ["Snapshot and sign", "Evidence pack", "Job summary", "Attach to the release"]
     assert not (runner_temp / "prov" / "signing.key").exists()  # the private key is removed
     assert "verified: v1.0" in summary.read_text()
@@ -324,3 +337,59 @@ def test_action_scripts_end_to_end(
     uploaded_pack = next(a for a in github.releases[0].assets if a.name.endswith(".tar"))
     (tmp_path / "downloaded.tar").write_bytes(uploaded_pack.data)
     assert prov("verify", str(tmp_path / "downloaded.tar")).exit_code == 0
+
+
+def test_action_witness_mode_end_to_end(
+    github: LocalGitHub, project: Path, make_repo, tmp_path: Path, prov: Callable[..., Result]
+) -> None:  # type: ignore[no-untyped-def]
+    """mode: witness fetches another release's attestation, re-captures, signs and attaches."""
+    repo = make_repo("code")
+    repo.write("train.py", "steps = 390251\n")
+    repo.commit()
+    (project / "prov.toml").write_text(
+        f'[[sources]]\nname = "launcher"\nkind = "git"\nrepo = "{repo.path}"\nref = "HEAD"\n'
+    )
+    for name in ("publisher", "witness"):
+        assert prov("keygen", name).exit_code == 0
+    assert prov("snapshot", "--label", "v1.0", "--key", "keys/publisher.key").exit_code == 0
+    release = github.add_release("v1.0")
+    attestation = (project / "attestations" / "v1.0.intoto.jsonl").read_bytes()
+    github.add_asset(release, "v1.0.intoto.jsonl", attestation, "application/x-ndjson")
+    runner_temp = tmp_path / "runner"
+    runner_temp.mkdir()
+    summary = tmp_path / "summary.md"
+    context = {
+        "inputs.mode": "witness",
+        "inputs.attestation-repository": github.repository,
+        "inputs.attestation-tag": "v1.0",
+        "inputs.attestation-asset": "",
+        "inputs.operator": "acme-audit",
+        "inputs.region": "us-east-1",
+        "inputs.private-key": (project / "keys/witness.key").read_text(),
+        "inputs.release-tag": "v1.0",
+        "inputs.on-existing": "replace",
+        "inputs.github-token": github.token,
+    }
+    base_env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PROV_", "GITHUB_"))},
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "RUNNER_TEMP": str(runner_temp),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_API_URL": github.url,
+        "GITHUB_REPOSITORY": github.repository,
+    }
+    ran = _run_steps(context, base_env, project, tmp_path, "witness")
+    assert ran == ["Witness another release's attestation", "Attach the witness statement"]
+    assert not (runner_temp / "prov-witness" / "witness.key").exists()
+    assert context["steps.witness.outputs.drift"] == "false"
+    assert "witnessed" in summary.read_text() and "acme-audit, us-east-1" in summary.read_text()
+    [statement] = [a for a in release.assets if ".witness." in a.name]
+    (tmp_path / "v1.0.intoto.jsonl").write_bytes(attestation)
+    (tmp_path / statement.name).write_bytes(statement.data)
+    result = prov(
+        "verify", str(tmp_path / "v1.0.intoto.jsonl"), "--key", "keys/publisher.pub",
+        "--key", "keys/witness.pub", "--require-witnesses", "1", "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    [capture] = json.loads(result.stdout)["observers"]["captures"]
+    assert capture["witnesses"] == 1 and capture["observers"][1]["operator"] == "acme-audit"
