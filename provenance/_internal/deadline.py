@@ -11,6 +11,9 @@ Sockets are learnt from httpcore's ``trace`` request extension as connections op
 injected client opened earlier). A TLS handshake in progress is not covered: its socket is known
 only once the handshake is done; each of its reads is bounded by the connect timeout.
 
+A cancellation (Ctrl-C, SIGTERM: ``cancel``) shuts the sockets down the same way, at once, and
+sets ``cancelled``; the caller then raises ``cancel.Cancelled`` instead of reporting a failure.
+
 No httpx import here: the OCI client imports httpx lazily and uses this module too.
 """
 
@@ -23,6 +26,8 @@ import time
 import weakref
 from typing import Any
 
+from provenance._internal import cancel
+
 
 class Watchdog:
     """Shuts down the watched sockets once the armed deadline passes. ``close`` when done."""
@@ -34,8 +39,18 @@ class Watchdog:
         self._thread: threading.Thread | None = None
         self._closed = False
         self.expired = False
+        self.cancelled = False
         self.extensions: dict[str, Any] = {"trace": self._trace}
         """Request extensions that let the watchdog see each new connection."""
+        # Weakly: a watchdog nobody closed must not be kept alive by the cancel hooks.
+        abort = weakref.WeakMethod(self._abort)
+
+        def hook() -> None:
+            method = abort()
+            if method is not None:
+                method()
+
+        self._unhook = cancel.register(hook)
 
     def watch_stream(self, stream: Any) -> None:
         """An httpcore network stream (``response.extensions["network_stream"]``)."""
@@ -43,6 +58,8 @@ class Watchdog:
         if isinstance(sock, socket.socket):
             with self._cond:
                 self._sockets.add(sock)
+                if self.cancelled:  # opened while the cancellation ran
+                    _shut(sock)
 
     def arm(self, seconds: float) -> None:
         with self._cond:
@@ -58,9 +75,16 @@ class Watchdog:
             self._deadline = None
 
     def close(self) -> None:
+        self._unhook()
         with self._cond:
             self._closed = True
             self._cond.notify()
+
+    def _abort(self) -> None:
+        with self._cond:
+            self.cancelled = True
+            for sock in list(self._sockets):
+                _shut(sock)
 
     def _trace(self, event: str, info: dict[str, Any]) -> None:
         if event.endswith((".connect_tcp.complete", ".start_tls.complete")):
@@ -79,8 +103,12 @@ class Watchdog:
                 self._deadline = None
                 self.expired = True
                 for sock in list(self._sockets):
-                    # The plain socket's shutdown, also for an SSLSocket (whose own would drop
-                    # its SSL object under the reading thread). A closed socket has fileno -1
-                    # and raises: no other file's descriptor is ever touched.
-                    with contextlib.suppress(OSError):
-                        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+                    _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    # The plain socket's shutdown, also for an SSLSocket (whose own would drop its SSL object
+    # under the reading thread). A closed socket has fileno -1 and raises: no other file's
+    # descriptor is ever touched.
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)

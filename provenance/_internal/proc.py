@@ -5,6 +5,7 @@ is written by whoever made the repository, and git runs commands named there (ho
 ``core.fsmonitor``, filter drivers, credential helpers, ``ext::`` transports). Every git prov
 runs gets ``SAFE_CONFIG`` on its command line, where it outranks every config file, and the
 commands that could run a filter driver get each configured driver emptied (``no_filters``).
+A git still running when the work is cancelled (Ctrl-C, SIGTERM) is killed.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from provenance._internal import cancel
 from provenance.errors import GitError, MissingDependencyError
 
 SAFE_CONFIG = (
@@ -42,25 +44,30 @@ def git(
     extra_config: Sequence[str] = (),
 ) -> bytes:
     """Run ``git args`` and return stdout; raise GitError with git's stderr on failure."""
+    cancel.check()
     try:
-        result = subprocess.run(
+        process = subprocess.Popen(
             safe_args(args, extra_config),
             cwd=cwd,
-            input=input,
-            capture_output=True,
-            check=False,
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env=git_env(),
         )
     except FileNotFoundError as e:
         raise MissingDependencyError(
             "git is not installed", hint="install git (e.g. apt-get install git)"
         ) from e
-    if result.returncode != 0:
+    # A git fetch from a server that stopped answering would outlive a Ctrl-C: end it then.
+    with process, cancel.on_cancel(process.kill):
+        stdout, stderr = process.communicate(input)
+    cancel.check()
+    if process.returncode != 0:
         raise GitError(
-            f"`git {' '.join(args[:3])}` failed (exit {result.returncode})",
-            stderr=result.stderr.decode("utf-8", "replace"),
+            f"`git {' '.join(args[:3])}` failed (exit {process.returncode})",
+            stderr=stderr.decode("utf-8", "replace"),
         )
-    return result.stdout
+    return stdout
 
 
 def no_filters(cwd: Path) -> list[str]:

@@ -135,6 +135,15 @@ def _read(path: Path, what: str) -> bytes:
         raise KeyFileError(f"cannot read {what} {path}", cause=str(e)) from e
 
 
+def is_encrypted(path: Path) -> bool:
+    """A readable PEM private key that needs a passphrase (PKCS#8 or the older OpenSSL form)."""
+    try:
+        head = path.read_bytes()[:4096]
+    except OSError:
+        return False  # load_signer says what is wrong with it
+    return b"-----BEGIN ENCRYPTED PRIVATE KEY-----" in head or b"Proc-Type: 4,ENCRYPTED" in head
+
+
 def load_signer(path: Path, password: str | None = None) -> LocalSigner:
     mode = path.stat().st_mode if path.exists() else 0
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
@@ -154,7 +163,8 @@ def load_signer(path: Path, password: str | None = None) -> LocalSigner:
                 hint=f"unset {PASSWORD_ENV}",
             ) from e
         raise KeyFileError(
-            f"private key {path} is encrypted", hint=f"set {PASSWORD_ENV} to its passphrase"
+            f"private key {path} is encrypted",
+            hint=f"set {PASSWORD_ENV} to its passphrase, or run on a terminal to be asked for it",
         ) from e
     except ValueError as e:
         if b"ENCRYPTED" in data and password:

@@ -38,7 +38,7 @@ from typing import Any
 import httpx
 
 from provenance import __version__
-from provenance._internal import redact
+from provenance._internal import cancel, progress, redact
 from provenance._internal.deadline import Watchdog
 from provenance.model import CaptureError, utc_now
 from provenance.store.objects import Store
@@ -426,6 +426,7 @@ class Fetcher:
                 "started": utc_now(),
             }
             started = time.monotonic()
+            cancel.check()
             self._watchdog.arm(self.policy.timeout)
             try:
                 outcome = self._attempt(
@@ -433,6 +434,8 @@ class Fetcher:
                 )
             except _Failure as failure:
                 self._watchdog.disarm()
+                if self._watchdog.cancelled:  # Ctrl-C / SIGTERM shut the socket: not evidence
+                    raise cancel.Cancelled from failure
                 attempt["elapsed_ms"] = _ms(started)
                 attempt["outcome"] = failure.error.type
                 attempt["message"] = failure.error.message
@@ -441,7 +444,7 @@ class Fetcher:
                     attempt["wait_s"] = round(wait, 3)
                     exchange.attempts.append(attempt)
                     self._say(f"{failure.error.message}; retry {number}/{total - 1} in {wait:.1f}s")
-                    time.sleep(wait)
+                    cancel.sleep(wait)
                     continue
                 exchange.attempts.append(attempt)
                 exchange.hops = failure.hops
@@ -461,7 +464,7 @@ class Fetcher:
                     f"HTTP {outcome.status} {outcome.reason} from {exchange.url}; "
                     f"retry {number}/{total - 1} in {outcome.wait:.1f}s"
                 )
-                time.sleep(outcome.wait)
+                cancel.sleep(outcome.wait)
                 continue
             hops, response = outcome
             attempt["status"] = response.status
@@ -668,6 +671,7 @@ class Fetcher:
                         break
                     received += len(chunk)
                     writer.write(scrub.feed(chunk))
+                    progress.advance(len(chunk))
                     if time.monotonic() > deadline:
                         raise self._late_body(hop)
             except (httpx.HTTPError, _Failure) as e:

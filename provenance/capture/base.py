@@ -79,6 +79,11 @@ class Collector(ABC):
     def collect(self) -> Capture:
         """Observe the source once. Remote failures are returned as a failed capture."""
 
+    @classmethod
+    def warnings(cls, capture: Capture) -> list[str]:
+        """What to tell a person about a capture that succeeded, yet may mislead (none here)."""
+        return []
+
 
 def collector_class(kind: str) -> type[Collector]:
     target = REGISTRY.get(kind)

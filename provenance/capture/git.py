@@ -18,12 +18,12 @@ from typing import IO, Any
 
 from pydantic import Field
 
-from provenance._internal import redact
+from provenance._internal import cancel, progress, redact
 from provenance._internal.oidcache import OidCache
 from provenance._internal.proc import git, git_env, no_filters, safe_args
 from provenance.capture.base import Collector, Recorder, SourceOptions
 from provenance.errors import CollectorError, GitError, SourceGoneError
-from provenance.model import Capture
+from provenance.model import Capture, CaptureError
 from provenance.store.objects import FILE_CHUNK, SMALL_OBJECT, Store, Written
 
 _SHA = re.compile(r"^[0-9a-f]{7,40}$")
@@ -57,7 +57,27 @@ class GitCollector(Collector):
                 data = self._collect_remote(Path(temp), recorder)
         else:
             data = self._collect_local(recorder)
+        missing = data["missing_paths"]
+        if missing:
+            # A `paths` entry that names nothing is not what was asked for: a typo, or a file
+            # gone at this commit. Either way the capture is incomplete, and says which.
+            error = CaptureError(
+                type="missing-paths",
+                message=f"not in commit {data['commit'][:12]}: {', '.join(missing)}",
+                detail={"paths": list(missing)},
+            )
+            return recorder.finish(data, error=error)
         return recorder.finish(data)
+
+    @classmethod
+    def warnings(cls, capture: Capture) -> list[str]:
+        if capture.data.get("dirty") is not True:
+            return []
+        commit = str(capture.data.get("commit", ""))[:12]
+        return [
+            f"source {capture.source!r}: the working tree has uncommitted changes; the "
+            f"snapshot holds commit {commit}, not them (commit them and snapshot again)"
+        ]
 
     # -- where the commit comes from ---------------------------------------------------------
 
@@ -80,20 +100,24 @@ class GitCollector(Collector):
         commit = self._resolve(path, self.options.ref)
         ref_kind = _local_ref_kind(path, self.options.ref, commit)
         remote = _optional(["config", "--get", "remote.origin.url"], path)
-        # The one command that may read file contents through the repository's filters.
-        status = git(
-            ["status", "--porcelain", "--untracked-files=no", "--ignore-submodules=all"],
-            cwd=path,
-            extra_config=no_filters(path),
-        )
         head = _optional(["rev-parse", "HEAD"], path)
+        # Uncommitted changes matter only when the commit captured is the one checked out;
+        # for any other commit the question does not apply (null), whatever the tree holds.
+        dirty: bool | None = None
+        if head == commit:
+            # The one command that may read file contents through the repository's filters.
+            status = git(
+                ["status", "--porcelain", "--untracked-files=no", "--ignore-submodules=all"],
+                cwd=path,
+                extra_config=no_filters(path),
+            )
+            dirty = bool(status.strip())
         data: dict[str, Any] = {
             "remote_url": redact.url(remote) if remote else None,
             "ref_kind": ref_kind,
             "commit": commit,
             "tree": git(["rev-parse", f"{commit}^{{tree}}"], cwd=path).decode().strip(),
-            # A dirty tree matters only when the commit captured is the one checked out.
-            "dirty": bool(status.strip()) and head == commit,
+            "dirty": dirty,
         }
         data.update(self._files(path, commit, recorder))
         return data
@@ -221,7 +245,7 @@ def _read_blobs(repo: Path, store: Store, oids: list[str]) -> dict[str, tuple[st
     results: dict[str, tuple[str, int]] = {}
     out = process.stdout
     try:
-        with store.batch() as batch:
+        with cancel.on_cancel(process.kill), store.batch() as batch:
             for oid in oids:
                 header = out.readline().split()
                 if len(header) != 3 or header[0].decode() != oid or header[1] != b"blob":
@@ -238,6 +262,7 @@ def _read_blobs(repo: Path, store: Store, oids: list[str]) -> dict[str, tuple[st
                     written = _stream_blob(out, store, oid, size)
                 out.read(1)  # the newline after each object
                 results[oid] = (written.digest.hex, written.size)
+                progress.advance(size)
     except BaseException:
         # We stopped reading (a full disk, a kill): git blocks writing to us and the feeder
         # blocks writing to git. End git so that both return, else join() waits forever.

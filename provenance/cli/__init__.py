@@ -1,7 +1,9 @@
 """The ``prov`` command line: a thin shell over the library.
 
 This is the one place that catches ``ProvError``: it prints the diagnostics to stderr and exits
-with the error's code. Commands import the library lazily so that ``prov --help`` stays fast.
+with the error's code. It is also where Ctrl-C and SIGTERM end up: each command runs with their
+handlers (``_internal.cancel``) and an interruption exits 130 with one line, never a traceback.
+Commands import the library lazily so that ``prov --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -14,11 +16,17 @@ import click
 from provenance import __version__
 from provenance.errors import ProvError
 
+INTERRUPTED = 130
+"""Ctrl-C or SIGTERM ended the command (the shell's 128 + SIGINT)."""
+
 
 class ProvGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
+        from provenance._internal import cancel
+
         try:
-            return super().invoke(ctx)
+            with cancel.handling_signals():
+                return super().invoke(ctx)
         except ProvError as error:
             if ctx.obj and ctx.obj.get("verbose"):
                 import traceback
@@ -28,29 +36,59 @@ class ProvGroup(click.Group):
 
             click.echo(block(error.diagnostics()), err=True)  # messages quote captured names
             ctx.exit(error.exit_code)
+        except KeyboardInterrupt:
+            _display(ctx).stop()
+            click.echo("\ninterrupted: nothing was half-written; run the command again", err=True)
+            ctx.exit(INTERRUPTED)
+        finally:
+            _display(ctx).stop()
+
+
+def _display(ctx: click.Context) -> Any:
+    from provenance.cli._progress import Display
+
+    obj = ctx.ensure_object(dict)
+    display = obj.get("display")
+    if display is None:
+        display = obj["display"] = Display(quiet=bool(obj.get("quiet")))
+    return display
 
 
 @click.group(cls=ProvGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="prov")
 @click.option("-v", "--verbose", is_flag=True, help="Log progress and show tracebacks.")
+@click.option(
+    "-q", "--quiet", is_flag=True, help="No progress on stderr (only warnings and errors)."
+)
 @click.pass_context
-def cli(ctx: click.Context, verbose: bool) -> None:
+def cli(ctx: click.Context, verbose: bool, quiet: bool) -> None:
     """prov: provenance snapshots and attestations for open ML training runs.
 
     \b
     Exit codes: 0 success, 1 a negative result (verification failed, differences
     found, a claim failed), 2 usage error, 3 could not run, 4 snapshot written but
-    some sources failed (partial).
+    some sources failed (partial), 130 interrupted (Ctrl-C, SIGTERM).
+
+    Progress goes to stderr; on a terminal, work running longer than two seconds
+    shows what it waits for, how long and how many bytes so far.
     """
     import logging  # here, not at the top: `prov --help` does not need it
 
     ctx.ensure_object(dict)
     ctx.obj["verbose"] = verbose
+    ctx.obj["quiet"] = quiet
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+
+
+def progress(ctx: click.Context) -> Any:
+    """The command's progress display (``cli._progress.Display``), started."""
+    display = _display(ctx)
+    display.start()
+    return display
 
 
 from provenance.cli import (  # noqa: E402
@@ -91,4 +129,26 @@ for command in (
 
 
 def main() -> None:
-    cli(prog_name="prov")
+    try:
+        cli(prog_name="prov")
+    except SystemExit as end:
+        if end.code == INTERRUPTED:
+            _leave_now()
+        raise
+
+
+def _leave_now() -> None:
+    """After an interruption, do not wait for a thread still blocked in a source.
+
+    The interpreter would join every worker thread before exiting; one stuck in a read that
+    nothing could abort would hold the exit for as long as its server. What it may still be
+    writing is a store temp file, which is never visible and is swept by the next writer.
+    """
+    import os
+    import threading
+
+    others = [t for t in threading.enumerate() if t is not threading.main_thread()]
+    if any(t.is_alive() and not t.daemon for t in others):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(INTERRUPTED)

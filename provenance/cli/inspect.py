@@ -78,6 +78,11 @@ def show(snapshot: str, store: Path | None, output_format: str) -> None:
 
 def _summary(value: Any) -> str:
     if isinstance(value, list):
+        # A few names are the point (which paths are missing); a long list is only counted.
+        if len(value) <= 8 and all(isinstance(v, str) for v in value):
+            shown = ", ".join(value)
+            if len(shown) <= 200:
+                return f"[{shown}]"
         return f"[{len(value)} item(s)]"
     if isinstance(value, dict):
         return f"{{{len(value)} field(s)}}"

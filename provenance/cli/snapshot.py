@@ -72,9 +72,11 @@ def snapshot(
     sources failed (their failure is recorded as evidence), 1 for that with --strict.
     """
     from provenance import config as configuration
-    from provenance.attest import keys, timestamp
+    from provenance.attest import timestamp
     from provenance.attest.signing import Attester, DsseAttester
-    from provenance.capture.snapshot import plan, take
+    from provenance.capture.snapshot import prepare, take
+    from provenance.cli import progress
+    from provenance.cli._keys import load_signers
     from provenance.errors import UsageError
     from provenance.store.objects import Store
 
@@ -92,11 +94,18 @@ def snapshot(
     if sigstore_staging and not use_sigstore:
         raise UsageError("--sigstore-staging goes with --sigstore")
     config = configuration.load(config_path)
-    plan(config)  # reject a bad prov.toml before asking for keys
-    signers = [keys.load_signer(path) for path in key_paths]
+    target_store = Store(resolve_store_path(store, config.store_path))
     attester: Attester
     if use_sigstore:
         from provenance.attest.sigstore import KeylessSigner, SigstoreAttester
+
+        suffix = SigstoreAttester.suffix
+    else:
+        suffix = DsseAttester.suffix
+    # Everything that can be wrong without collecting is checked before keys are asked for.
+    prepared = prepare(config, target_store, suffix, label=label, output=output)
+    signers = load_signers(key_paths)
+    if use_sigstore:
 
         def stamp(signature: bytes) -> bytes:
             assert timestamp_url is not None
@@ -107,16 +116,9 @@ def snapshot(
         )
     else:
         attester = DsseAttester(signers)
-    target_store = Store(resolve_store_path(store, config.store_path))
-    click.echo(f"collecting {len(config.sources)} source(s)...", err=True)
-    result = take(
-        config,
-        target_store,
-        attester,
-        label=label,
-        output=output,
-        progress=lambda line: click.echo(line, err=True),
-    )
+    display = progress(ctx)
+    result = take(config, target_store, attester, prepared=prepared, progress=display.line)
+    display.stop()
     snap = result.snapshot
     click.echo(f"snapshot {snap.label}  sha256:{snap.sha256().hex}")
     click.echo(f"  attestation: {result.attestation}")
@@ -134,6 +136,8 @@ def snapshot(
             else f"FAILED: {capture.error.message if capture.error else ''}"
         )
         click.echo(f"  {capture.source} [{capture.kind}] {capture.digest[:19]}... {mark}")
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
     for key, check in sorted(snap.cross_checks.items()):
         if check.result == "mismatch":
             click.echo(f"warning: cross-check {key}: {check.detail}", err=True)
