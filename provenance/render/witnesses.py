@@ -12,6 +12,9 @@ from provenance.verify.observers import CaptureEvidence, ObserverReport
 
 __all__ = ["observer_lines", "render_recheck", "render_witness"]
 
+MAX_ROWS = 8  # changes shown per changed source; `prov diff` and --format json have them all
+MAX_CHILDREN = 3
+
 _SHOWN = {"same": "same", "changed": "changed", "gone": "gone", "failed-now": "failed now"}
 
 
@@ -24,9 +27,12 @@ def _source_lines(check: SourceCheck) -> list[str]:
     lines = [f"  {_SHOWN[check.outcome]:<11} {check.source} [{check.kind}]: {check.detail}"]
     if check.outcome == "changed" and check.diff is not None:
         paint = _Paint(False)
-        for block in section(check.diff).blocks:
-            for row in block.rows:
-                lines.extend(_text_row(row, "      ", paint))
+        rows = [row for block in section(check.diff).blocks for row in block.rows]
+        for row in rows[:MAX_ROWS]:
+            row.children = row.children[:MAX_CHILDREN]
+            lines.extend(_text_row(row, "      ", paint))
+        if len(rows) > MAX_ROWS:
+            lines.append(f"      ... {len(rows) - MAX_ROWS} more change(s): see --format json")
     return lines
 
 

@@ -336,3 +336,30 @@ def test_log_shows_witnesses_and_rechecks_under_their_snapshot(run: Run) -> None
     assert item["label"] == "m1"
     assert [w["operator"] for w in item["witnesses"]] == ["aws"]
     assert item["rechecks"][0]["outcomes"]["token-counts"] == "same"
+
+
+def test_an_https_capture_is_tls_bound_and_rechecks_with_the_rechecker_s_trust(
+    project: Path, prov: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from provenance._testing.fixtures import Fixtures, Route
+
+    routes = [Route("/doc", body=b'{"ok": true}', headers=[("Content-Type", "application/json")])]
+    with LocalServer(Fixtures(routes=routes), tls=True) as server:
+        (project / "prov.toml").write_text(
+            f'[[sources]]\nname = "doc"\nkind = "http"\nurl = "{server.url}/doc"\n'
+            f'ca_bundle = "{server.ca_file}"\n'
+        )
+        assert prov("keygen", "k").exit_code == 0
+        assert prov("snapshot", "--label", "t1", "--key", "keys/k.key").exit_code == 0
+        attestation = "attestations/t1.intoto.jsonl"
+        result = prov("verify", attestation, "--key", "keys/k.pub", "--format", "json")
+        [capture] = json.loads(result.stdout)["observers"]["captures"]
+        assert capture["levels"] == ["observed", "tls-bound"]
+        # The CA bundle is the capturer's setting, not part of the request: the rechecker's own
+        # trust decides. Without it, the local CA is unknown and nothing can be observed now.
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+        untrusted = json.loads(prov("recheck", attestation, "--format", "json").stdout)
+        assert _outcomes(untrusted) == {"doc": "failed-now"}
+        monkeypatch.setenv("SSL_CERT_FILE", str(server.ca_file))
+        trusted = json.loads(prov("recheck", attestation, "--format", "json").stdout)
+        assert _outcomes(trusted) == {"doc": "same"}
