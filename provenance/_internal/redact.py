@@ -34,6 +34,32 @@ _SECRET_QUERY = re.compile(
 )
 
 
+# One definition of a credential's name, used for redaction and for what never follows a
+# redirect to another origin: the names above, and any name one of whose words (split at '-',
+# '_' and '.') says credential: X-Session-Token, PRIVATE-TOKEN, X-Vault-Token, Api-Key,
+# password, auth. Words, not substrings: Keep-Alive and WWW-Authenticate are no credentials.
+_CREDENTIAL_WORD = re.compile(
+    r"^(.*(token|secret|passw(or)?d|cookie|credentials?|signature|apikey|sessionid)"
+    r"|auth|authorization|authkey|key|sig|jwt|csrf|xsrf|session|pass|pwd|bearer)$"
+)
+_WORD = re.compile(r"[-_.]")
+# Paging cursors are named like tokens but are no secret; their spelling is part of the record.
+_CURSORS = frozenset(
+    {"continuation-token", "continuationtoken", "page_token", "pagetoken", "next_token",
+     "nexttoken", "next_page_token", "nextpagetoken", "sync_token", "synctoken"}
+)  # fmt: skip
+
+
+def is_credential(name: str) -> bool:
+    """Whether a header or query parameter of this name carries a credential."""
+    lowered = name.strip().lower()
+    if lowered in SECRET_HEADERS:
+        return True
+    if lowered in _CURSORS:
+        return False
+    return any(_CREDENTIAL_WORD.match(word) for word in _WORD.split(lowered) if word)
+
+
 def url(text: str) -> str:
     """A URL with userinfo and signed-URL query values replaced."""
     try:
@@ -46,15 +72,21 @@ def url(text: str) -> str:
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode(
-            [(k, REDACTED if _SECRET_QUERY.match(k) else v) for k, v in pairs], safe="[]"
-        )
+        query = urlencode([(k, REDACTED if _secret_query(k) else v) for k, v in pairs], safe="[]")
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def headers(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Header pairs (repeats kept, order kept) with credential values replaced."""
-    return [(k, REDACTED if k.lower() in SECRET_HEADERS else v) for k, v in items]
+def _secret_query(name: str) -> bool:
+    return bool(_SECRET_QUERY.match(name)) or is_credential(name)
+
+
+def headers(items: list[tuple[str, str]], also: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """Header pairs (repeats kept, order kept) with credential values replaced.
+
+    ``also`` names more credentials (any case): headers whose values came from the environment.
+    """
+    extra = {name.lower() for name in also}
+    return [(k, REDACTED if is_credential(k) or k.lower() in extra else v) for k, v in items]
 
 
 def text(value: str, secrets: list[str]) -> str:
@@ -86,7 +118,7 @@ def secret_query_values(text: str) -> list[str]:
     except ValueError:
         return []
     pairs = parse_qsl(parts.query, keep_blank_values=True)
-    found = [v for k, v in pairs if _CREDENTIAL_QUERY.match(k)]
+    found = [v for k, v in pairs if _CREDENTIAL_QUERY.match(k) or is_credential(k)]
     if parts.password:
         found.append(parts.password)
     return found
@@ -101,7 +133,7 @@ def url_minimal(text: str) -> str:
         query = parse_qsl(urlsplit(text).query, keep_blank_values=True)
     except ValueError:
         return text
-    if "@" in text or any(_SECRET_QUERY.match(k) for k, _ in query):
+    if "@" in text or any(_secret_query(k) for k, _ in query):
         return url(text)
     return text
 

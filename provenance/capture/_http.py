@@ -28,7 +28,7 @@ import ssl
 import threading
 import time
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,7 +66,10 @@ class Policy:
     """Longest wait between attempts; a longer ``Retry-After`` ends the retries."""
     follow_redirects: bool = True
     max_redirects: int = 10
-    allow_private: bool = True
+    allow_private: bool = False
+    """Follow a redirect to another host whose address is loopback, private or link-local.
+
+    The URL a capture was configured with is always used as configured."""
     max_body_bytes: int = 16 << 20
     max_redirect_body: int = 64 << 10
     ca_bundle: Path | None = None
@@ -281,17 +284,22 @@ def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     return (url.scheme, url.host, url.port)
 
 
-def _private(host: str, port: int) -> str | None:
-    """The first non-public address ``host`` resolves to, or None."""
+def _addresses(host: str, port: int) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """Every address ``host`` resolves to (an address literal is its own); [] when none."""
+    try:
+        return [ipaddress.ip_address(host)]
+    except ValueError:
+        pass
     try:
         infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
     except OSError:
-        return None  # the connect attempt will report the failure
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global:
-            return str(address)
-    return None
+        return []  # the connect attempt will report the failure
+    return [ipaddress.ip_address(str(info[4][0]).partition("%")[0]) for info in infos]
+
+
+def _proxied(env: Mapping[str, str]) -> bool:
+    names = ("http_proxy", "https_proxy", "all_proxy")
+    return any(env.get(n) or env.get(n.upper()) for n in names)
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -379,6 +387,9 @@ class Fetcher:
         self.scrubber = scrubber
         self._own_client = client is None
         self._client = client if client is not None else make_client(policy, env or {})
+        self._secret: frozenset[str] = frozenset()
+        # Through a proxy, the proxy connects: the address checked here is all prov can check.
+        self._pin = not _proxied(env or {})
         self._notify = notify
         self._label = label
         self._watchdog = Watchdog()
@@ -409,11 +420,18 @@ class Fetcher:
         headers: Sequence[tuple[str, str]] = (),
         content: bytes | None = None,
         body_limit: int | None = None,
+        credentials: Collection[str] = (),
     ) -> Exchange:
-        """Request ``url`` with retries; never raises for a remote failure."""
+        """Request ``url`` with retries; never raises for a remote failure.
+
+        Headers are credentials when ``redact.is_credential`` says so by name, or when named in
+        ``credentials`` (say, because their values came from the environment): their values
+        are scrubbed from everything kept, and they never follow a redirect to another origin.
+        """
         self.scrubber.add_url(url)
+        self._secret = frozenset(name.lower() for name in credentials)
         for name, value in headers:
-            if name.lower() in redact.SECRET_HEADERS:
+            if self._is_credential(name):
                 self.scrubber.add_credential_header(value)
         limit = self.policy.max_body_bytes if body_limit is None else body_limit
         exchange = Exchange(method=method, url=self.redact_url(url))
@@ -530,27 +548,27 @@ class Fetcher:
         current = httpx.URL(url)
         origin = _origin(current)
         while True:
-            self._check_address(current, hops)
+            connect, pinned = self._connect_to(current, origin[1], hops)
             try:
                 request = self._client.build_request(
                     method,
-                    current,
-                    headers=headers,
+                    connect,
+                    headers=[*headers, *pinned],
                     content=content,
-                    extensions=self._watchdog.extensions,
+                    extensions={**self._watchdog.extensions, **self._sni(current, connect)},
                 )
                 response = self._client.send(request, stream=True)
             except httpx.HTTPError as e:
                 raise self._map(e, hops) from e
             try:
-                hop = self._describe(response)
+                hop = self._describe(response, current)
                 location = response.headers.get("location")
                 if (
                     response.status_code in REDIRECT_STATUSES
                     and location is not None
                     and self.policy.follow_redirects
                 ):
-                    target = response.url.join(location)
+                    target = current.join(location)
                     self.scrubber.add_url(str(target))
                     body = self._read(response, self.policy.max_redirect_body, deadline, hop, hops)
                     hop = _replace(hop, body=body, location=self.redact_url(str(target)))
@@ -570,8 +588,8 @@ class Fetcher:
                         )
                     if _origin(target) != origin:
                         # Credentials go to the origin they were configured for, never further
-                        # (a redirect to a CDN or another host must not receive the token).
-                        headers = [(k, v) for k, v in headers if k.lower() not in _CREDENTIALS]
+                        # (a CDN, another host, plain http on the same host: none gets them).
+                        headers = [(k, v) for k, v in headers if not self._is_credential(k)]
                     if response.status_code == 303 or (
                         response.status_code in (301, 302) and method == "POST"
                     ):
@@ -590,22 +608,47 @@ class Fetcher:
             finally:
                 response.close()
 
-    def _check_address(self, url: httpx.URL, hops: list[Hop]) -> None:
-        if self.policy.allow_private:
-            return
-        port = url.port or (443 if url.scheme == "https" else 80)
-        address = _private(url.host, port)
-        if address is not None:
-            kind = "redirect-refused" if hops else "address-refused"
-            raise _Failure(
-                kind,
-                f"{self.redact_url(str(url))} resolves to the non-public address {address} "
-                "and allow_private is false",
-                hops=hops,
-                detail={"address": address},
-            )
+    def _is_credential(self, name: str) -> bool:
+        return redact.is_credential(name) or name.lower() in self._secret
 
-    def _describe(self, response: httpx.Response) -> Hop:
+    def _connect_to(
+        self, url: httpx.URL, configured: str, hops: list[Hop]
+    ) -> tuple[httpx.URL, list[tuple[str, str]]]:
+        """Where to send a request for ``url``, and the Host header that goes with it.
+
+        The configured host is used as configured. A redirect to another host is followed only
+        when every address it resolves to is public (or ``allow_private``), and the request
+        goes to the address that was checked, so that DNS cannot answer otherwise at connect
+        time (a rebinding to 169.254.169.254, the cloud metadata endpoint). One exception: from
+        a configured host on this machine (a local mirror, a test server), another name of this
+        machine is no step inward.
+        """
+        if url.host == configured or self.policy.allow_private:
+            return url, []
+        port = url.port or (443 if url.scheme == "https" else 80)
+        addresses = _addresses(url.host, port)
+        home = _addresses(configured, port)
+        local = bool(home) and all(a.is_loopback for a in home)
+        private = next(
+            (a for a in addresses if not a.is_global and not (local and a.is_loopback)), None
+        )
+        if private is not None:
+            raise _Failure(
+                "redirect-refused",
+                f"{self.redact_url(str(url))} is another host than the one configured, at the "
+                f"non-public address {private}, and allow_private is false",
+                hops=hops,
+                detail={"address": str(private)},
+            )
+        if not addresses or not self._pin or str(addresses[0]) == url.host:
+            return url, []
+        return url.copy_with(host=str(addresses[0])), [("Host", url.netloc.decode("ascii"))]
+
+    @staticmethod
+    def _sni(url: httpx.URL, connect: httpx.URL) -> dict[str, Any]:
+        return {"sni_hostname": url.host} if connect.host != url.host else {}
+
+    def _describe(self, response: httpx.Response, url: httpx.URL) -> Hop:
         stream = response.extensions.get("network_stream")
         server_ip: str | None = None
         tls: dict[str, Any] | None = None
@@ -627,7 +670,7 @@ class Fetcher:
                 }
         return Hop(
             method=response.request.method,
-            url=self.redact_url(str(response.url)),
+            url=self.redact_url(str(url)),
             status=response.status_code,
             reason=response.reason_phrase,
             http_version=response.http_version,
@@ -753,9 +796,6 @@ class Fetcher:
         if self._notify is not None:
             prefix = f"  {self._label}: " if self._label else "  "
             self._notify(prefix + self.scrubber.text(message))
-
-
-_CREDENTIALS = redact.SECRET_HEADERS
 
 
 def _has_request(error: httpx.HTTPError) -> bool:

@@ -25,9 +25,6 @@ from provenance.errors import CollectorError
 from provenance.model import Capture, Establishes
 
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 field-name
-_CREDENTIAL_NAME = re.compile(
-    r"auth|token|key|secret|signature|cookie|session|password|credential", re.IGNORECASE
-)
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _XML_ERROR = re.compile(r"^\s*(<\?xml[^>]*\?>)?\s*<Error>(?P<inner>.*)</Error>\s*$", re.DOTALL)
 _XML_FIELDS = {
@@ -52,7 +49,11 @@ class HttpOptions(SourceOptions):
         description="extra request headers; ${VAR} takes a value from the environment",
     )
     max_body_bytes: int = Field(default=16 << 20, ge=0, description="bytes of body kept")
-    allow_private: bool = Field(default=True, description="allow loopback / private addresses")
+    allow_private: bool = Field(
+        default=False,
+        description="follow redirects to another host at a loopback / private / link-local "
+        "address (the configured URL is always used as configured)",
+    )
     follow_redirects: bool = True
     max_redirects: int = Field(default=10, ge=0, le=50)
     ca_bundle: str | None = Field(default=None, description="PEM file of trusted CAs")
@@ -83,20 +84,18 @@ class HttpCollector(_network.NetworkCollector):
         env = self.context.env
         scrub = _network.scrubber(env)
         headers = [(name, self._expand(name, value)) for name, value in options.headers.items()]
+        # A value taken from the environment is a credential whatever its header is called; so
+        # is one under a credential's name (redact.is_credential): masked wherever it reappears,
+        # recorded as [REDACTED], never sent on to another origin.
+        from_env = [n for n in options.headers if _ENV_REFERENCE.search(options.headers[n])]
         for name, value in headers:
-            # A value taken from the environment, or under a name that sounds like a credential
-            # (X-Api-Token, X-Goog-...-Key...), is treated as one: masked wherever it reappears.
-            if (
-                name.lower() in redact.SECRET_HEADERS
-                or _CREDENTIAL_NAME.search(name)
-                or _ENV_REFERENCE.search(options.headers[name])
-            ):
+            if redact.is_credential(name) or name in from_env:
                 scrub.add_credential_header(value)
         scrub.add_url(options.url)
         request: dict[str, Any] = {
             "method": options.method,
             "url": scrub.text(redact.url_minimal(options.url)),
-            "headers": [[k, scrub.text(v)] for k, v in redact.headers(headers)],
+            "headers": [[k, scrub.text(v)] for k, v in redact.headers(headers, also=from_env)],
             "max_body_bytes": options.max_body_bytes,
             "follow_redirects": options.follow_redirects,
             "allow_private": options.allow_private,
@@ -112,7 +111,9 @@ class HttpCollector(_network.NetworkCollector):
             ca_bundle=ca_bundle,
         )
         with _network.fetcher(self, scrub, policy) as fetcher:
-            exchange = fetcher.fetch(options.method, options.url, headers=headers)
+            exchange = fetcher.fetch(
+                options.method, options.url, headers=headers, credentials=from_env
+            )
             data = self._data(exchange, fetcher, recorder)
         recorder.attempts = exchange.attempts
         error = exchange.error

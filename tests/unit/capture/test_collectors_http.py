@@ -243,12 +243,28 @@ def test_a_closed_port_is_a_connect_failure_after_the_retries(collect: Collect) 
     assert [a["outcome"] for a in capture.attempts] == ["connect"] * 3
 
 
-def test_private_addresses_can_be_refused(collect: Collect, marin_server: LocalServer) -> None:
-    capture = collect(http("private", marin_server.url + ARTIFACT, allow_private=False))
+def test_a_redirect_to_another_host_at_a_private_address_is_refused(
+    collect: Collect, marin_server: LocalServer
+) -> None:
+    """The configured URL is used as configured (here on 127.0.0.1); a redirect from it to
+    another host at a link-local or private address is not followed unless the source sets
+    ``allow_private``: a server cannot send prov to an internal address (a cloud's metadata
+    endpoint). Another name of this machine (``localhost``) is no step inward from 127.0.0.1."""
+    from provenance._testing.fixtures import Route
 
-    assert capture.status == "failed"
-    assert capture.error is not None and capture.error.type == "address-refused"
-    assert marin_server.requests_to(ARTIFACT) == []
+    routes = marin_server.fixtures.routes
+    routes.append(Route("/to-metadata", status=302, redirect="http://169.254.169.254/latest/"))
+    routes.append(Route("/to-private", status=307, redirect="http://10.11.12.13/internal"))
+    local = f"http://localhost:{marin_server.port}{ARTIFACT}"
+    routes.append(Route("/to-localhost", status=302, redirect=local))
+
+    assert collect(http("configured", marin_server.url + ARTIFACT)).status == "ok"
+    for path in ("/to-metadata", "/to-private"):
+        refused = collect(http("redirected", marin_server.url + path))
+        assert refused.status == "failed"
+        assert refused.error is not None and refused.error.type == "redirect-refused"
+        assert "another host" in refused.error.message
+    assert collect(http("local", marin_server.url + "/to-localhost")).status == "ok"
 
 
 def test_custom_headers_are_sent_and_recorded_redacted(

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import base64
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from provenance._internal import redact
 from provenance._internal.redact import REDACTED, Scrubber
 
 SECRET = "tok_5f2c9a8e7d6b"
@@ -40,3 +42,27 @@ def test_text_json_and_encoded_forms_are_scrubbed() -> None:
     assert f"{SECRET}x" in scrubber.values and "Basic" not in scrubber.values
     scrubber.add_url("https://h/o?X-Amz-Signature=0123456789abcdef&X-Amz-Expires=3600")
     assert "0123456789abcdef" in scrubber.values and "3600" not in scrubber.values
+
+
+@pytest.mark.parametrize(
+    ("name", "credential"),
+    [
+        ("Authorization", True),
+        ("PRIVATE-TOKEN", True),
+        ("X-Vault-Token", True),
+        ("Api-Key", True),
+        ("X-Session-Token", True),
+        ("password", True),
+        ("auth", True),
+        ("X-Amz-Security-Token", True),
+        ("Keep-Alive", False),
+        ("WWW-Authenticate", False),
+        ("Content-Type", False),
+        ("continuation-token", False),
+        ("ETag", False),
+    ],
+)
+def test_one_definition_of_a_credential(name: str, credential: bool) -> None:
+    assert redact.is_credential(name) is credential
+    assert (redact.headers([(name, "v")]) == [(name, redact.REDACTED)]) is credential
+    assert ("v" not in redact.url(f"https://h/p?{name}=v")) is credential
