@@ -99,6 +99,7 @@ from provenance.cli import (  # noqa: E402
     pack,
     release,
     setup,
+    site,
     snapshot,
     verify,
     witness,
@@ -124,6 +125,7 @@ for command in (
     export.export_warc,
     witness.recheck,
     witness.witness,
+    site.site,
 ):
     cli.add_command(command)
 

@@ -5,9 +5,10 @@
 - ``evidence``: the blobs a comparison may read, from a store or a pack.
 - ``claims``: claims files and their evaluation by the safe evaluator.
 - ``notes``: signed change notes tied to a snapshot.
+- ``reads``: the captured values a claim's expression read, for readers of a verdict.
 - ``timeline``: the store's snapshots in order, with what changed between them.
 
 Comparisons read snapshots and their blobs, never live sources.
 """
 
-__all__ = ["claims", "diff", "evidence", "notes", "timeline"]
+__all__ = ["claims", "diff", "evidence", "notes", "reads", "timeline"]

@@ -2,7 +2,9 @@
 
 - ``report``: diffs, claims, logs and reports as text, Markdown and self-contained HTML.
 - ``warc``: captures exported as WARC (ISO 28500) for web-archive tools.
+- ``site``: ``prov site``, a static provenance site for a run (``site_model``: its
+  ``site.json``; ``site_html``: its pages; ``svgplot``: its inline charts).
 - ``schemas``: the JSON Schemas of every document prov writes (``schemas/``).
 """
 
-__all__ = ["report", "schemas", "warc"]
+__all__ = ["report", "schemas", "site", "site_html", "site_model", "svgplot", "warc"]

@@ -47,6 +47,14 @@ def recheck_report_schema() -> dict[str, Any]:
     return {"$schema": DRAFT, "$id": SCHEMA, **schema}
 
 
+def site_schema() -> dict[str, Any]:
+    from provenance.render.site_model import SCHEMA, Site
+
+    schema = Site.model_json_schema(mode="serialization", by_alias=True)
+    schema["required"] = ["schema", *schema["required"]]
+    return {"$schema": DRAFT, "$id": SCHEMA, **schema}
+
+
 SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "snapshot.v1.schema.json": snapshot_schema,
     "diff.v1.schema.json": diff_schema,
@@ -54,6 +62,7 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "note.v1.schema.json": note_schema,
     "witness.v1.schema.json": witness_schema,
     "recheck-report.v1.schema.json": recheck_report_schema,
+    "site.v1.schema.json": site_schema,
 }
 
 

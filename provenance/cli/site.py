@@ -1,0 +1,128 @@
+"""``prov site``: a static provenance site for a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from provenance.cli._options import resolve_store_path, store_option
+
+
+@click.command()
+@click.argument("inputs", nargs=-1, type=click.Path(path_type=Path), metavar="[FOLDER | FILE]...")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="The site folder to write (replaced only if it is a site prov built).",
+)
+@click.option(
+    "--claims",
+    "claims_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A claims file, checked at every verified milestone.",
+)
+@click.option("--title", default="Provenance", show_default=True, help="The site's title.")
+@click.option(
+    "--key",
+    "key_paths",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A trusted public key (repeat for several); published with the site.",
+)
+@click.option("--threshold", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--cert-identity", help="Sigstore: the signer's identity (SAN), matched exactly.")
+@click.option("--cert-oidc-issuer", help="Sigstore: the identity's OIDC issuer.")
+@click.option("--repository", metavar="OWNER/NAME", help="Sigstore: the GitHub repository.")
+@click.option("--ref", help="Sigstore: ...and on this git ref.")
+@click.option(
+    "--trusted-root",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Sigstore trusted_root.json [default: production, shipped with sigstore].",
+)
+@click.option(
+    "--tsa-certs",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="PEM chain of the timestamp authority whose tokens must verify.",
+)
+@click.option(
+    "--show-failed",
+    is_flag=True,
+    help="Publish milestones that fail verification, marked failed in red (exit 1), "
+    "instead of refusing to build.",
+)
+@click.option(
+    "--no-packs",
+    is_flag=True,
+    help="Do not write an evidence pack for each milestone read from the store.",
+)
+@store_option
+@click.pass_context
+def site(
+    ctx: click.Context,
+    inputs: tuple[Path, ...],
+    output: Path,
+    claims_path: Path | None,
+    title: str,
+    key_paths: tuple[Path, ...],
+    threshold: int,
+    cert_identity: str | None,
+    cert_oidc_issuer: str | None,
+    repository: str | None,
+    ref: str | None,
+    trusted_root: Path | None,
+    tsa_certs: Path | None,
+    show_failed: bool,
+    no_packs: bool,
+    store: Path | None,
+) -> None:
+    """Write a static provenance site: timeline, claims, diffs, plots, downloads.
+
+    Built from the store's snapshots, or from the FOLDERs / FILEs named (attestations
+    and evidence packs). Every milestone is verified with the trust you pass (--key,
+    or --cert-identity/--cert-oidc-issuer or --repository), never with keys found in
+    the evidence. A milestone that fails verification stops the build (exit 1,
+    nothing written) unless --show-failed. The site needs no network and no script:
+    open index.html, or publish the folder on any static host.
+    """
+    from provenance.cli.verify import _identity
+    from provenance.render.site import SiteTrust, build_site
+    from provenance.store.objects import Store
+
+    trust = SiteTrust(
+        keys=key_paths,
+        threshold=threshold,
+        identity=_identity(cert_identity, cert_oidc_issuer, repository, ref),
+        trusted_root=trusted_root,
+        tsa_certs=tsa_certs,
+    )
+    blob_store = Store(resolve_store_path(store))
+    built = build_site(
+        output,
+        inputs,
+        blob_store if blob_store.exists() else None,
+        trust,
+        title=title,
+        claims_path=claims_path,
+        show_failed=show_failed,
+        packs=not no_packs,
+    )
+    milestones = built.site.milestones
+    click.echo(f"wrote {output / 'index.html'}: {len(milestones)} milestone(s)")
+    for milestone in milestones:
+        verdict = "verified" if milestone.verification.verified else "FAILED verification"
+        claims = milestone.claims
+        held = (
+            f", claims {claims.holds} hold / {claims.fails} fail / {claims.gaps} gap"
+            if claims
+            else ""
+        )
+        click.echo(f"  {milestone.label}: {verdict}{held}")
+    if built.failed:
+        click.echo(
+            f"{len(built.failed)} milestone(s) failed verification and are marked so on the site",
+            err=True,
+        )
+        ctx.exit(1)

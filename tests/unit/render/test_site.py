@@ -1,0 +1,200 @@
+"""`prov site`: a static provenance site built from the store or from a folder of evidence.
+
+The Marin milestones are real signed attestations with their blobs in a real store; the site is
+built through the real command, its links and downloads are checked as a visitor would, the
+verify commands it prints are run, and it is opened in headless Chromium at 375 and 1,400 px.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner, Result
+
+from provenance.attest import keys
+from provenance.cli import cli
+from provenance.digest import Digest
+from tests import marin_fixture as marin
+from tests import site_checks
+from tests.browser import needs_chromium
+from tests.conftest import ROOT
+
+CLAIMS = marin.FIXTURES / "claims.toml"
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.fixture(scope="module")
+def milestones(tmp_path_factory: pytest.TempPathFactory) -> marin.Marin:
+    return marin.build(tmp_path_factory.mktemp("marin"))
+
+
+@pytest.fixture(scope="module")
+def site(milestones: marin.Marin) -> Path:
+    out = milestones.root / "site"
+    result = run(
+        "site", "-o", str(out), "--store", str(milestones.store.root),
+        "--key", str(milestones.pub), "--claims", str(CLAIMS), "--title", "Marin <535B>",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "m1: verified" in result.output and "m2: verified" in result.output
+    return out
+
+
+def test_site_json_matches_its_schema_and_the_claims(site: Path) -> None:
+    document = json.loads((site / "site.json").read_text())
+    schema = json.loads((ROOT / "schemas" / "site.v1.schema.json").read_text())
+    jsonschema.validate(document, schema)
+    assert json.loads((site / "site.schema.json").read_text()) == schema
+    assert [m["label"] for m in document["milestones"]] == ["m1", "m2"]
+    assert all(m["verification"]["verified"] for m in document["milestones"])
+    claims = {c["name"]: c for c in document["milestones"][0]["claims"]["results"]}
+    tokens = claims["total training tokens"]
+    assert tokens["verdict"] == "fails" and tokens["derived"] == 18_005_144_633_344
+    # the values the expression read, each with the capture it came from
+    assert {(r["path"].split(".")[-1], r["value"], r["source"]) for r in tokens["reads"]} == {
+        ("train_batch_size", 11264, "hero-run"),
+        ("max_seq_len", 4096, "hero-run"),
+        ("num_train_steps", 390251, "hero-run"),
+    }
+    (interval,) = document["intervals"]
+    assert (interval["a"], interval["b"], interval["equal"]) == ("m1", "m2", False)
+    changed = {s["source"] for s in interval["sources"] if s["status"] == "changed"}
+    assert changed == {"harrier-store-artifact", "hero-run", "launcher"}
+    assert document["trust"]["keys"][0]["keyid"] == keys.load_verifier(marin_pub(site)).keyid
+
+
+def marin_pub(site: Path) -> Path:
+    return site / "files" / "auditor.pub"
+
+
+def test_every_link_resolves_and_every_download_matches(site: Path) -> None:
+    assert site_checks.check_links(site) > 40
+    document = site_checks.check_downloads(site)
+    roles = {d["role"] for d in document["downloads"]}
+    assert {"attestation", "pack", "key", "diff"} <= roles
+    site_checks.check_self_contained(site)
+
+
+def test_the_verify_commands_on_the_site_pass(site: Path) -> None:
+    """The exact `prov verify` commands shown, run in the downloads folder."""
+    document = json.loads((site / "site.json").read_text())
+    commands = [c for m in document["milestones"] for c in m["commands"]]
+    assert len(commands) == 4  # an attestation and a pack per milestone
+    for command in commands:
+        argv = shlex.split(command)
+        assert argv[:2] == ["prov", "verify"]
+        done = subprocess.run(
+            [sys.executable, "-m", "provenance", *argv[1:]],
+            cwd=site / "files",
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, command + done.stdout + done.stderr
+        assert "verified:" in done.stdout
+
+
+def test_captured_strings_are_escaped(site: Path) -> None:
+    index = (site / "index.html").read_text()
+    assert "Marin &lt;535B&gt;" in index and "<535B>" not in index
+
+
+def test_a_tampered_blob_refuses_to_build_or_is_shown_failed(tmp_path: Path) -> None:
+    work = marin.build(tmp_path / "marin")
+    blob = next(b for c in work.s2.captures for b in c.blobs if c.source == "hero-run")
+    path = work.store.object_path(Digest.parse(blob.digest))
+    path.chmod(0o644)
+    path.write_bytes(path.read_bytes().replace(b"390251", b"390139"))
+    out = tmp_path / "site"
+    args = ["site", "-o", str(out), "--store", str(work.store.root), "--key", str(work.pub)]
+    refused = run(*args, "--claims", str(CLAIMS))
+    assert refused.exit_code == 1, refused.output
+    assert "failed verification" in refused.output and "m2" in refused.output
+    assert not out.exists()
+
+    shown = run(*args, "--claims", str(CLAIMS), "--show-failed")
+    assert shown.exit_code == 1, shown.output
+    assert "m2: FAILED verification" in shown.output
+    document = json.loads((out / "site.json").read_text())
+    m1, m2 = document["milestones"]
+    assert m1["verification"]["verified"] and not m2["verification"]["verified"]
+    assert m2["claims"] is None and m2["captures"] == [] and document["intervals"] == []
+    assert "blob" in m2["verification"]["error"]
+    page = (out / "m" / "m2.html").read_text()
+    assert 'class="badge bad">FAILED verification' in page and "badge ok" not in page
+    index = (out / "index.html").read_text()
+    assert 'class="milestone bad" id="m-m2"' in index
+    site_checks.check_links(out)
+    site_checks.check_downloads(out)
+
+
+def test_a_forged_attestation_in_a_folder_is_never_verified(
+    milestones: marin.Marin, tmp_path: Path
+) -> None:
+    folder = tmp_path / "evidence"
+    folder.mkdir()
+    shutil.copy(milestones.m1, folder)
+    # m2 signed by someone else: a valid signature, by a key the auditor did not name
+    stranger, _ = keys.generate(tmp_path, "stranger")
+    forged = folder / "m2.intoto.jsonl"
+    marin.publish(milestones.store, milestones.s2, stranger, forged)
+    out = tmp_path / "site"
+    args = ["site", str(folder), "-o", str(out), "--key", str(milestones.pub)]
+    refused = run(*args)
+    assert refused.exit_code == 1 and not out.exists()
+    assert "m2.intoto.jsonl" in refused.output
+    shown = run(*args, "--show-failed")
+    assert shown.exit_code == 1
+    document = json.loads((out / "site.json").read_text())
+    verdicts = {m["label"]: m["verification"]["verified"] for m in document["milestones"]}
+    assert verdicts == {"m1": True, "m2": False}
+    # without blobs at hand the page says so instead of claiming they were checked
+    (m1,) = [m for m in document["milestones"] if m["label"] == "m1"]
+    assert "were not checked" in m1["verification"]["summary"]
+
+
+def test_a_folder_of_packs_and_attestations(site: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "downloads"
+    shutil.copytree(site / "files", folder)
+    out = tmp_path / "again"
+    result = run(
+        "site", str(folder), "-o", str(out), "--key", str(folder / "auditor.pub"),
+        "--claims", str(CLAIMS),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    document = json.loads((out / "site.json").read_text())
+    assert [m["label"] for m in document["milestones"]] == ["m1", "m2"]
+    assert all(m["pack"] for m in document["milestones"])
+    # the packs bring the blobs, so the file contents were compared and checked
+    assert all("recorded blake3" in m["verification"]["summary"] for m in document["milestones"])
+
+
+def test_refuses_without_trust_and_over_a_folder_it_did_not_make(
+    milestones: marin.Marin, tmp_path: Path
+) -> None:
+    no_trust = run("site", "-o", str(tmp_path / "s"), "--store", str(milestones.store.root))
+    assert no_trust.exit_code == 2 and "no trust policy" in no_trust.output
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work")
+    over = run(
+        "site", "-o", str(precious), "--store", str(milestones.store.root),
+        "--key", str(milestones.pub),
+    )  # fmt: skip
+    assert over.exit_code == 2 and "is not a prov site" in over.output
+    assert (precious / "thesis.tex").read_text() == "years of work"
+
+
+@needs_chromium
+def test_chromium_renders_every_page_at_phone_and_desktop_width(site: Path, tmp_path: Path) -> None:
+    seen = site_checks.check_in_chromium(site, tmp_path / "profile", "site")
+    assert seen == {"375": 4, "1400": 4}  # index, two milestones, one diff
