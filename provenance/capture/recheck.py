@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
 from provenance import __version__
+from provenance._internal.progress import task
 from provenance._internal.redact import REDACTED
 from provenance.capture.base import CollectContext, Collector, SourceOptions, collector_class
+from provenance.capture.snapshot import run_parallel
 from provenance.errors import CollectorError, ProvError, SourceGoneError
 from provenance.model import Capture, CaptureError, Snapshot, utc_now
 
@@ -142,7 +143,8 @@ def recollect(
 
     def run(capture: Capture) -> Recollected:
         nonlocal done
-        result = recollect_one(capture, context)
+        with task(f"{capture.source} [{capture.kind}]"):
+            result = recollect_one(capture, context)
         if progress:
             with lock:
                 done += 1
@@ -151,8 +153,4 @@ def recollect(
             progress(f"  [{count}/{len(captures)}] {capture.source} [{capture.kind}]: {state}")
         return result
 
-    if not captures:
-        return []
-    workers = max(1, min(concurrency, len(captures)))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prov-recheck") as pool:
-        return list(pool.map(run, captures))
+    return run_parallel(run, captures, concurrency, "prov-recheck")

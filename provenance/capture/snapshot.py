@@ -19,11 +19,12 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from provenance._internal import cancel
 from provenance._internal.files import atomic_write, sweep_temps
@@ -37,6 +38,8 @@ from provenance.errors import UsageError
 from provenance.model import Capture, Snapshot, utc_now
 from provenance.store.objects import SnapshotEntry, Store, os_error
 
+Item = TypeVar("Item")
+Result = TypeVar("Result")
 Progress = Callable[[str], None]
 Planned = list[tuple[type[Collector], SourceOptions]]
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}$")
@@ -232,11 +235,18 @@ def collect_all(
             )
         return capture
 
-    workers = max(1, min(concurrency, len(planned)))
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prov-collect")
-    futures = [pool.submit(run, item) for item in planned]
+    return run_parallel(run, planned, concurrency, "prov-collect")
+
+
+def run_parallel(
+    function: Callable[[Item], Result], items: Sequence[Item], concurrency: int, name: str
+) -> list[Result]:
+    """``function`` over ``items`` on at most ``concurrency`` threads, results in order."""
+    workers = max(1, min(concurrency, len(items)))
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name)
+    futures = [pool.submit(function, item) for item in items]
     try:
-        captures = [future.result() for future in futures]
+        results = [future.result() for future in futures]
     except KeyboardInterrupt:
         # Ctrl-C / SIGTERM: abort what blocks (sockets, git), let it unwind briefly, and go;
         # a source still running after that is abandoned (the command line exits 130).
@@ -246,4 +256,4 @@ def collect_all(
         raise
     finally:
         pool.shutdown(wait=not cancel.cancelled())
-    return captures
+    return results
