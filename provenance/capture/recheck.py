@@ -26,7 +26,7 @@ from provenance.capture.snapshot import run_parallel
 from provenance.errors import CollectorError, ProvError, SourceGoneError
 from provenance.model import Capture, CaptureError, Snapshot, utc_now
 
-__all__ = ["Recollected", "options_for", "recollect"]
+__all__ = ["Recollected", "is_gone", "options_for", "recollect"]
 
 Progress = Callable[[str], None]
 
@@ -41,6 +41,9 @@ class Recollected:
     """The collector found that what was asked for no longer exists (a ref, a revision)."""
     replayed: bool = True
     """False when the request could not be asked again (``fresh`` then records why)."""
+    attested_commit_gone: bool | None = None
+    """When a branch or revision now names another commit: whether the commit the snapshot
+    recorded is gone from the source (a force-push), or still there (None: not asked)."""
 
 
 def _http(request: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +114,42 @@ def _failed(original: Capture, error: CaptureError, started: str) -> Capture:
     )
 
 
-def recollect_one(original: Capture, context: CollectContext) -> Recollected:
+_PINNED = {"git": "ref", "huggingface": "revision"}
+"""Kinds whose request names a ref that may move, and the option that pins it to a commit."""
+
+
+def _moved_commit(original: Capture, fresh: Capture) -> str | None:
+    """The commit the snapshot recorded, when the ref asked for now names another one."""
+    key = _PINNED.get(original.kind)
+    commit = original.data.get("commit")
+    if key is None or not isinstance(commit, str) or fresh.status != "ok":
+        return None
+    if original.request.get(key) == commit or fresh.data.get("commit") == commit:
+        return None
+    return commit
+
+
+def commit_gone(original: Capture, commit: str, context: CollectContext) -> bool:
+    """Ask for the recorded commit itself: is it still there?"""
+    pinned = original.model_copy(
+        update={"request": {**original.request, _PINNED[original.kind]: commit}}
+    )
+    probe = recollect_one(pinned, context, follow=False)
+    return probe.gone or is_gone(probe.fresh)
+
+
+def is_gone(capture: Capture) -> bool:
+    """The capture says that what was asked for does not exist (404 / 410, not found)."""
+    error = capture.error
+    if error is not None:
+        status = error.detail.get("status")
+        return error.type == "not-found" or (error.type == "http-status" and status in (404, 410))
+    return capture.kind == "http" and capture.data.get("status") in (404, 410)
+
+
+def recollect_one(
+    original: Capture, context: CollectContext, *, follow: bool = True
+) -> Recollected:
     """Ask one source again. A collector's own failure becomes a failed capture, not a crash."""
     started = utc_now()
     try:
@@ -120,7 +158,10 @@ def recollect_one(original: Capture, context: CollectContext) -> Recollected:
         error = CaptureError(type="not-replayable", message=e.message)
         return Recollected(original, _failed(original, error, started), replayed=False)
     try:
-        return Recollected(original, cls(options, context).collect())
+        fresh = cls(options, context).collect()
+        moved = _moved_commit(original, fresh) if follow else None
+        gone = commit_gone(original, moved, context) if moved else None
+        return Recollected(original, fresh, attested_commit_gone=gone)
     except SourceGoneError as e:
         error = CaptureError(type="not-found", message=e.message)
         return Recollected(original, _failed(original, error, started), gone=True)

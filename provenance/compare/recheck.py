@@ -25,12 +25,11 @@ from typing import Any, Final, Literal, get_args
 from pydantic import Field
 
 from provenance.capture import crosscheck
-from provenance.capture.recheck import Recollected
+from provenance.capture.recheck import Recollected, is_gone
 from provenance.compare.diff import CaptureDiff, Context, compare_captures, headline, volatile_for
 from provenance.compare.evidence import BlobSource
 from provenance.model import (
     BlobDigest,
-    Capture,
     Outcome,
     Recheck,
     Snapshot,
@@ -124,14 +123,6 @@ def link(snapshot: Snapshot) -> SnapshotLink:
     )
 
 
-def _gone(capture: Capture) -> bool:
-    error = capture.error
-    if error is not None:
-        status = error.detail.get("status")
-        return error.type == "not-found" or (error.type == "http-status" and status in (404, 410))
-    return capture.kind == "http" and capture.data.get("status") in (404, 410)
-
-
 def classify(item: Recollected, attested: BlobSource, observed: BlobSource) -> SourceCheck:
     """The outcome for one source: the attested capture against the one made now."""
     a, b = item.original, item.fresh
@@ -153,13 +144,23 @@ def classify(item: Recollected, attested: BlobSource, observed: BlobSource) -> S
         )
         return SourceCheck(**base, outcome="same", detail=detail, match=match)
     error = b.error.message if b.error else None
-    if item.gone or (_gone(b) and not _gone(a)):
+    if item.attested_commit_gone:
+        commit = str(a.data.get("commit"))
+        detail = (
+            f"the attested commit {commit[:12]} no longer exists; the ref now names "
+            f"{str(b.data.get('commit'))[:12]} (a force-push?)"
+        )
+        return SourceCheck(**base, outcome="gone", detail=detail, diff=diff)
+    if item.gone or (is_gone(b) and not is_gone(a)):
         status = b.data.get("status") if b.error is None else None
         detail = error or f"HTTP {status} now"
         return SourceCheck(**base, outcome="gone", detail=detail, diff=diff)
     if not item.replayed or (b.status == "failed" and a.status == "ok"):
         return SourceCheck(**base, outcome="failed-now", detail=error or "failed")
-    return SourceCheck(**base, outcome="changed", detail=headline(diff), diff=diff)
+    detail = headline(diff)
+    if item.attested_commit_gone is False:
+        detail += f"; the attested commit {str(a.data.get('commit'))[:12]} still exists"
+    return SourceCheck(**base, outcome="changed", detail=detail, diff=diff)
 
 
 def report(

@@ -115,3 +115,60 @@ def test_a_moved_branch_is_changed(
     repo.commit("two")
     check = classify(recollect_one(original, _context(tmp_path)), NoBlobs(), NoBlobs())
     assert check.outcome == "changed" and "commit" in check.detail
+    assert "still exists" in check.detail  # a branch that moved on, not rewritten
+
+
+def _hf(commits: dict[str, bytes], main: str) -> Fixtures:
+    from provenance._testing.fixtures import HfCommit, HfFile, HfRepo
+
+    history = {
+        sha: HfCommit(sha, "2026-09-01T00:00:00.000Z", [HfFile("data.csv", content)])
+        for sha, content in commits.items()
+    }
+    return Fixtures(hf_repos=[HfRepo("dataset", "org/counts", {"main": main}, history)])
+
+
+OLD, NEW = "1" * 40, "2" * 40
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_force_pushed_hub_revision_says_whether_the_attested_commit_survived(
+    collect: Callable[..., Capture], tmp_path: Path, kept: bool
+) -> None:
+    with LocalServer(_hf({OLD: b"a,1\n"}, OLD)) as server:
+        table = {
+            "name": "counts",
+            "kind": "huggingface",
+            "repo": "org/counts",
+            "repo_type": "dataset",
+            "files": ["data.csv"],
+            "endpoint": server.url,
+        }
+        original = collect(table)
+        assert original.data["commit"] == OLD
+        later = {OLD: b"a,1\n", NEW: b"a,2\n"} if kept else {NEW: b"a,2\n"}
+        server.fixtures = _hf(later, NEW)
+        again = recollect_one(original, _context(tmp_path))
+    check = classify(again, NoBlobs(), NoBlobs())
+    if kept:
+        assert check.outcome == "changed" and "still exists" in check.detail
+    else:
+        assert check.outcome == "gone"
+        assert f"the attested commit {OLD[:12]} no longer exists" in check.detail
+
+
+def test_a_force_pushed_branch_whose_commit_was_collected_is_gone(
+    make_repo: Callable[[str], GitRepo], collect: Callable[..., Capture], tmp_path: Path
+) -> None:
+    repo = make_repo("repo")
+    repo.write("a.txt", "one\n")
+    first = repo.commit("one")
+    original = collect({"name": "code", "kind": "git", "repo": str(repo.path), "ref": "main"})
+    repo.git("checkout", "-q", "--orphan", "rewritten")
+    repo.write("a.txt", "rewritten\n")
+    repo.commit("history rewritten")
+    repo.git("branch", "-q", "-M", "rewritten", "main")  # main now names the new history
+    repo.git("reflog", "expire", "--expire=now", "--all")
+    repo.git("gc", "-q", "--prune=now")
+    check = classify(recollect_one(original, _context(tmp_path)), NoBlobs(), NoBlobs())
+    assert check.outcome == "gone" and first[:12] in check.detail
