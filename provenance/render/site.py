@@ -33,6 +33,7 @@ from provenance.compare import notes as change_notes
 from provenance.compare.diff import Diff, NoteRef, compare, headline
 from provenance.compare.evidence import BlobSource, Evidence, NoBlobs, StoreBlobs
 from provenance.compare.reads import reads
+from provenance.compare.witness import entries as witness_entries
 from provenance.digest import Digest
 from provenance.errors import IntegrityError, ProvError, UsageError, VerificationError
 from provenance.model import Capture, Snapshot, utc_now
@@ -48,14 +49,17 @@ from provenance.render.site_model import (
     Milestone,
     NoteItem,
     Read,
+    Recheck,
     Site,
     SourceChange,
     Step,
     Trust,
     Verification,
+    Witness,
 )
 from provenance.store.objects import Store
 from provenance.store.pack import OpenedPack, PackInput, PackPolicy, is_pack, open_pack, write_pack
+from provenance.verify.observers import check_witness
 from provenance.verify.steps import Report, label_from_filename, verify
 
 if TYPE_CHECKING:
@@ -64,6 +68,7 @@ if TYPE_CHECKING:
 __all__ = ["Built", "SiteTrust", "build_site"]
 
 SUFFIXES = (".intoto.jsonl", ".sigstore.json")
+WITNESS = ".witness."  # LABEL.witness.NAME.intoto.jsonl, prov witness's naming
 _VERDICT = {"pass": "holds", "fail": "fails", "error": "gap"}
 _SAFE = re.compile(r"[^A-Za-z0-9._+-]")
 
@@ -127,6 +132,7 @@ class _Build:
     trust: SiteTrust
     verifiers: list[dsse.Verifier] = field(default_factory=list)
     items: list[_Item] = field(default_factory=list)
+    witnesses: list[Path] = field(default_factory=list)  # statements, staged in files/
 
     @property
     def files(self) -> Path:
@@ -183,6 +189,13 @@ def _from_store(build: _Build, store: Store) -> None:
             if sidecar.is_file() and original.read_bytes() == data:
                 _place(build, sidecar, staged.name + ".tsr")
         build.items.append(_Item(staged, f"store: {entry.label}", False, store, entry.label))
+    for witness in witness_entries(store):
+        if witness.attestation is None:
+            continue
+        digest = Digest.parse(witness.attestation)
+        store.check(digest)
+        name = f"{witness.witness.snapshot.label}{WITNESS}{witness.id[:12]}.intoto.jsonl"
+        build.witnesses.append(_place(build, store.object_path(digest).read_bytes(), name))
 
 
 def _from_path(build: _Build, path: Path, store: Store | None) -> None:
@@ -198,6 +211,9 @@ def _from_path(build: _Build, path: Path, store: Store | None) -> None:
         return
     if not path.is_file():
         raise UsageError(f"{path} does not exist", hint="name a folder, an attestation or a pack")
+    if WITNESS in path.name:
+        build.witnesses.append(_place(build, path, path.name))
+        return
     if is_pack(path):
         staged = _place(build, path, path.name)
         expect = path.name.removesuffix(".evidence.tar") if path.name.endswith(".tar") else None
@@ -612,6 +628,8 @@ def _roles(
     notes: Sequence[NoteItem],
     intervals: Sequence[Interval],
     trust: Trust,
+    witnesses: Sequence[Witness] = (),
+    rechecks: Sequence[Recheck] = (),
 ) -> dict[str, Any]:
     roles: dict[str, tuple[str, str | None]] = {}
     for m in milestones:
@@ -625,11 +643,98 @@ def _roles(
             roles[Path(note.download).name] = ("note", note.milestone)
     for interval in intervals:
         roles[Path(interval.json_).name] = ("diff", interval.b)
+    for witness in witnesses:
+        if witness.download:
+            roles[Path(witness.download).name] = ("witness", witness.milestone)
+    for recheck in rechecks:
+        if recheck.download:
+            roles[Path(recheck.download).name] = ("recheck", recheck.milestone)
     for key in trust.keys:
         roles[Path(key.file).name] = ("key", None)
     if trust.tsa:
         roles[Path(trust.tsa).name] = ("tsa-chain", None)
     return roles
+
+
+def _names(build: _Build) -> dict[str, str]:
+    return {v.keyid: v.source for v in build.verifiers}
+
+
+def _witnesses(
+    build: _Build, milestones: Sequence[Milestone], snapshots: dict[str, Snapshot]
+) -> list[Witness]:
+    """Each witness statement, verified with the builder's keys against its milestone."""
+    by_sha = {m.snapshot_sha256: m for m in milestones if m.snapshot_sha256}
+    names = _names(build)
+    publishers = {s for m in milestones for s in m.verification.signers}
+    out = []
+    for path in build.witnesses:
+        milestone = path.name.split(WITNESS, 1)[0]
+        try:
+            found = check_witness(path, build.verifiers)
+            target = by_sha.get(found.witness.snapshot.sha256)
+            if target is None:
+                raise VerificationError(
+                    f"it witnesses {found.witness.snapshot.label!r}, which is not on this site"
+                )
+            milestone = target.id
+            found = check_witness(path, build.verifiers, snapshots[target.id])
+        except (VerificationError, UsageError) as e:
+            out.append(
+                Witness(
+                    milestone=milestone,
+                    signer="no trusted key",
+                    vantage="unknown",
+                    time="",
+                    verified=False,
+                    detail=f"NOT verified: {e.message}",
+                    download=f"files/{path.name}",
+                )
+            )
+            continue
+        signers = [names.get(k, k) for k in found.signers]
+        vantage = found.witness.vantage
+        where = vantage.operator + (f", {vantage.region}" if vantage.region else "")
+        if vantage.reported_ip:
+            where += f", seen as {vantage.reported_ip}"
+        sources = ", ".join(c.source for c in found.witness.witnessed)
+        detail = f"observed the same content again for: {sources}"
+        if set(signers) <= publishers:
+            detail += " (signed by the publisher's own key: not an independent observer)"
+        out.append(
+            Witness(
+                milestone=milestone,
+                signer=", ".join(signers),
+                vantage=where,
+                time=found.witness.created,
+                verified=True,
+                detail=detail,
+                download=f"files/{path.name}",
+            )
+        )
+    return out
+
+
+def _recheck(item: _Item, milestones: dict[str, str]) -> Recheck:
+    snapshot = item.snapshot
+    assert snapshot is not None and snapshot.recheck is not None
+    outcomes = snapshot.recheck.outcomes
+    changed = tuple(sorted(source for source, outcome in outcomes.items() if outcome != "same"))
+    same = len(outcomes) - len(changed)
+    words = ", ".join(f"{s} {outcomes[s].replace('-', ' ')}" for s in changed)
+    detail = f"{same} of {len(outcomes)} source(s) the same" + (
+        f"; DRIFT: {words}" if words else ""
+    )
+    assert item.report is not None
+    return Recheck(
+        milestone=milestones.get(snapshot.recheck.of.sha256, snapshot.recheck.of.label),
+        time=snapshot.created,
+        drift=bool(changed),
+        changed=changed,
+        detail=detail + f"; signed by {', '.join(item.report.signers)}",
+        verified=True,
+        download=f"files/{(item.attestation or item.staged).name}",
+    )
 
 
 def build_site(
@@ -702,6 +807,8 @@ def _assemble(
             "them marked as failed",
         )
     items = _merge(build.items)
+    recheck_items = [i for i in items if i.snapshot is not None and i.snapshot.recheck is not None]
+    items = [i for i in items if i not in recheck_items]
     items.sort(
         key=lambda i: (i.snapshot is None, i.snapshot.created if i.snapshot else "", i.staged.name)
     )
@@ -732,6 +839,7 @@ def _assemble(
         diff = compare(left, right, spanning)
         diffs.append(diff)
         intervals.append(_interval(diff, a, b))
+    snapshots = {m.id: e.snapshot for m in milestones if (e := evidences.get(m.id))}
     site = Site(
         title=title,
         built=utc_now(),
@@ -739,9 +847,13 @@ def _assemble(
         trust=site_trust,
         milestones=tuple(milestones),
         intervals=tuple(intervals),
+        witnesses=tuple(_witnesses(build, milestones, snapshots)),
+        rechecks=tuple(_recheck(i, ids) for i in recheck_items),
     )
     site_html.write(root, site, diffs)
-    downloads = _downloads(root, _roles(milestones, note_items, intervals, site_trust))
+    downloads = _downloads(
+        root, _roles(milestones, note_items, intervals, site_trust, site.witnesses, site.rechecks)
+    )
     site = site.model_copy(update={"downloads": tuple(downloads)})
     site_html.write_sums(root, site)
     site_html.write_index(root, site)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -20,13 +19,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 from provenance.compare.diff import Diff
-from provenance.render import svgplot
+from provenance.render import escape, svgplot
 from provenance.render.report import _html_diff_body
 from provenance.render.site_model import ClaimItem, Interval, Milestone, NoteItem, Site
 
 __all__ = ["CSS", "csp", "write", "write_index"]
 
-e = html.escape
+e = escape.html
 
 CSS = """
 :root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;
@@ -264,7 +263,7 @@ def _note(note: NoteItem, depth: int) -> str:
     link = f' <a href="{_href(note.download, depth)}">signed note</a>' if note.download else ""
     supersedes = f" Supersedes: {e(', '.join(note.supersedes))}." if note.supersedes else ""
     return (
-        f'<li class="note">Note {_time(note.created)}: {e(note.text)}{supersedes} '
+        f'<li class="note">Note {_time(note.created)}: {escape.html_block(note.text)}{supersedes} '
         f'<span class="{tone}">({e(note.detail)})</span>{link}</li>'
     )
 
@@ -596,6 +595,7 @@ def _milestone_page(site: Site, milestone: Milestone) -> str:
         body.append("</section>")
     if milestone.notes:
         body += ["<h2>Notes</h2>", "<ul>", *(_note(n, 1) for n in milestone.notes), "</ul>"]
+    body += _observers(site, milestone)
     body += [
         '<section id="files" aria-labelledby="files-h">',
         '<h2 id="files-h">Files</h2>',
@@ -604,6 +604,33 @@ def _milestone_page(site: Site, milestone: Milestone) -> str:
         "</section>",
     ]
     return _page(site, f"{milestone.label} · {site.title}", body, depth=1)
+
+
+def _observers(site: Site, milestone: Milestone) -> list[str]:
+    """Witnesses and rechecks of this milestone: who saw the same again, and what drifted."""
+    witnesses = [w for w in site.witnesses if w.milestone == milestone.id]
+    rechecks = [r for r in site.rechecks if r.milestone == milestone.id]
+    if not witnesses and not rechecks:
+        return []
+    out = [
+        '<section id="observers" aria-labelledby="observers-h">',
+        '<h2 id="observers-h">Witnesses and rechecks</h2>',
+        "<ul>",
+    ]
+    for w in witnesses:
+        link = f' <a href="{_href(w.download, 1)}">statement</a>' if w.download else ""
+        out.append(
+            f'<li class="{"ok" if w.verified else "bad"}">Witness {e(w.signer)} from '
+            f"{e(w.vantage)}, {_time(w.time or None)}: {e(w.detail)}{link}</li>"
+        )
+    for r in rechecks:
+        link = f' <a href="{_href(r.download, 1)}">signed recheck</a>' if r.download else ""
+        out.append(
+            f'<li class="{"bad" if r.drift else "ok"}">Recheck {_time(r.time)}: '
+            f"{e(r.detail)}{link}</li>"
+        )
+    out += ["</ul>", "</section>"]
+    return out
 
 
 def _diff_page(site: Site, interval: Interval, diff: Diff) -> str:

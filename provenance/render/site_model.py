@@ -186,7 +186,9 @@ class Interval(WireModel):
 
 class Download(WireModel):
     path: str = Field(description="relative to the site root")
-    role: Literal["attestation", "timestamp", "pack", "key", "tsa-chain", "note", "diff"]
+    role: Literal[
+        "attestation", "timestamp", "pack", "key", "tsa-chain", "note", "diff", "witness", "recheck"
+    ]
     milestone: str | None = None
     sha256: str
     size: int

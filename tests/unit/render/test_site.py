@@ -198,3 +198,80 @@ def test_refuses_without_trust_and_over_a_folder_it_did_not_make(
 def test_chromium_renders_every_page_at_phone_and_desktop_width(site: Path, tmp_path: Path) -> None:
     seen = site_checks.check_in_chromium(site, tmp_path / "profile", "site")
     assert seen == {"375": 4, "1400": 4}  # index, two milestones, one diff
+
+
+def _witness(work: marin.Marin, key: Path, operator: str) -> None:
+    """A witness statement over m1, as `prov witness` writes and indexes it."""
+    from provenance.attest import statement as statements
+    from provenance.attest.signing import DsseAttester
+    from provenance.compare import witness
+    from provenance.compare.recheck import link
+    from provenance.model import WITNESS_PREDICATE_TYPE, Vantage, WitnessedCapture
+    from provenance.model import Witness as WitnessModel
+
+    seen = tuple(
+        WitnessedCapture(
+            source=c.source,
+            kind=c.kind,
+            digest=c.digest,
+            observed=c.digest,
+            match="digest",
+            started="2026-08-25T00:00:00Z",
+            ended="2026-08-25T00:00:01Z",
+        )
+        for c in work.s1.captures
+        if c.source != "hero-run"
+    )
+    predicate = WitnessModel(
+        snapshot=link(work.s1),
+        created="2026-08-25T00:00:02Z",
+        vantage=Vantage(operator=operator, region="us-east-1"),
+        witnessed=seen,
+    )
+    subject = {"name": statements.subject_name("m1"), "digest": {"sha256": work.s1.sha256().hex}}
+    statement = statements.wrap(
+        [subject], WITNESS_PREDICATE_TYPE, predicate.model_dump(mode="json")
+    )
+    attester = DsseAttester([keys.load_signer(key)])
+    output = work.root / f"m1.witness.{operator}.intoto.jsonl"
+    witness.record(statement, attester, output, work.store)
+
+
+def test_witnesses_and_rechecks_are_shown_under_their_milestone(tmp_path: Path) -> None:
+    from provenance.compare.recheck import link
+    from provenance.model import Recheck, Snapshot
+
+    work = marin.build(tmp_path / "marin")
+    witness_key, witness_pub = keys.generate(tmp_path, "acme")
+    stranger, _ = keys.generate(tmp_path, "stranger")
+    _witness(work, witness_key, "acme-audit")
+    _witness(work, stranger, "nobody-knows")
+    outcomes = {c.source: "same" for c in work.s1.captures} | {"hero-run": "changed"}
+    recheck = Snapshot(
+        label="m1.recheck-20260930T000000Z",
+        created="2026-09-30T00:00:00.000000Z",
+        captures=work.s1.captures,
+        recheck=Recheck(of=link(work.s1), outcomes=outcomes),  # type: ignore[arg-type]
+    )
+    marin.publish(
+        work.store, recheck, work.key, work.root / "attestations" / "recheck.intoto.jsonl"
+    )
+    out = tmp_path / "site"
+    result = run(
+        "site", "-o", str(out), "--store", str(work.store.root),
+        "--key", str(work.pub), "--key", str(witness_pub),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    document = site_checks.check_downloads(out)
+    assert [m["label"] for m in document["milestones"]] == ["m1", "m2"]  # a recheck is not one
+    (drift,) = document["rechecks"]
+    assert drift["milestone"] == "m1" and drift["drift"] and drift["changed"] == ["hero-run"]
+    witnesses = {w["vantage"].split(",")[0]: w for w in document["witnesses"]}
+    assert witnesses["acme-audit"]["verified"] and witnesses["acme-audit"]["milestone"] == "m1"
+    assert "hero-run" not in witnesses["acme-audit"]["detail"]
+    assert not witnesses["unknown"]["verified"]
+    page = (out / "m" / "m1.html").read_text()
+    assert 'class="bad">Recheck' in page and "DRIFT: hero-run changed" in page
+    assert 'class="ok">Witness acme.pub' in page
+    assert 'class="bad">Witness no trusted key' in page
+    site_checks.check_links(out)
