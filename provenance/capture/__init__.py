@@ -5,6 +5,7 @@
 - ``_http`` and ``_network``: the collectors' shared HTTP client (retries, deadlines, redaction).
 - ``content``: content hashing of listings, locally or on a Ray cluster.
 - ``crosscheck``: comparisons between the captures of one snapshot (image revision vs commit).
+- ``recheck``: a snapshot's captures turned back into sources and asked again (no prov.toml).
 - ``snapshot``: taking a snapshot: config -> collectors -> store -> statement -> signed file.
 
 Adding a collector means one module here and one line in ``base.REGISTRY``.
@@ -19,6 +20,7 @@ __all__ = [
     "huggingface",
     "listing",
     "oci",
+    "recheck",
     "snapshot",
     "wandb",
 ]

@@ -4,7 +4,8 @@
 - ``warc``: captures exported as WARC (ISO 28500) for web-archive tools.
 - ``site``: ``prov site``, a static provenance site for a run (``site_model``: its
   ``site.json``; ``site_html``: its pages; ``svgplot``: its inline charts).
+- ``witnesses``: recheck reports, witness runs and the evidence per capture, as text.
 - ``schemas``: the JSON Schemas of every document prov writes (``schemas/``).
 """
 
-__all__ = ["report", "schemas", "site", "site_html", "site_model", "svgplot", "warc"]
+__all__ = ["report", "schemas", "site", "site_html", "site_model", "svgplot", "warc", "witnesses"]
