@@ -8,6 +8,7 @@ exit codes")::
     ├── UsageError                 exit 2: the invocation or an input file is wrong
     │   ├── ConfigError            prov.toml (file and line)
     │   └── ClaimsError            claims.toml, unsafe or failing expressions
+    ├── InputError                 a file named on the command line is missing or unreadable
     ├── CollectorError             a collector could not run at all (not a remote failure: those
     │   │                          are evidence, recorded in the capture)
     │   ├── SourceGoneError        what was asked for no longer exists (a ref, a commit)
@@ -63,6 +64,10 @@ class ConfigError(UsageError):
 
 class ClaimsError(UsageError):
     """A claims file is malformed or an expression is refused."""
+
+
+class InputError(ProvError):
+    """A file the command was given (claims, an attestation) does not exist or cannot be read."""
 
 
 class CollectorError(ProvError):

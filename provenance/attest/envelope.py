@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from provenance.attest import dsse
-from provenance.errors import UsageError, VerificationError
+from provenance.errors import InputError, VerificationError
 
 __all__ = ["read_attestation", "read_envelope"]
 
@@ -18,11 +18,11 @@ def read_envelope(path: Path) -> dsse.Envelope:
     try:
         data = path.read_bytes()
     except FileNotFoundError as e:
-        raise UsageError(
+        raise InputError(
             f"{path} does not exist", hint="pass the path of an attestation file"
         ) from e
     except OSError as e:
-        raise UsageError(f"cannot read {path}", cause=str(e)) from e
+        raise InputError(f"cannot read {path}", cause=str(e)) from e
     lines = [line for line in data.splitlines() if line.strip()]
     if not lines:
         raise VerificationError(f"{path} is empty", hint="the file may have been truncated")
@@ -37,8 +37,8 @@ def read_attestation(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except FileNotFoundError as e:
-        raise UsageError(
+        raise InputError(
             f"{path} does not exist", hint="pass the path of an attestation file"
         ) from e
     except OSError as e:
-        raise UsageError(f"cannot read {path}", cause=str(e)) from e
+        raise InputError(f"cannot read {path}", cause=str(e)) from e

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from provenance._internal import strictjson
 from provenance.attest.statement import PAYLOAD_TYPE
 from provenance.digest import Digest
-from provenance.errors import ProvError, SigningError, UsageError, VerificationError
+from provenance.errors import InputError, ProvError, SigningError, UsageError, VerificationError
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -305,7 +305,7 @@ def load_trusted_root(path: Path | None) -> TrustedRoot:
     try:
         return TrustedRoot.from_file(str(source))
     except FileNotFoundError as e:
-        raise UsageError(f"trusted root {source} does not exist") from e
+        raise InputError(f"trusted root {source} does not exist") from e
     except (ValidationError, ValueError, SigstoreError) as e:
         raise VerificationError(
             f"the trusted root {source} is malformed",
@@ -322,7 +322,7 @@ def load_public_key(path: Path) -> ec.EllipticCurvePublicKey:
     try:
         key = serialization.load_pem_public_key(path.read_bytes())
     except FileNotFoundError as e:
-        raise UsageError(f"key file {path} does not exist") from e
+        raise InputError(f"key file {path} does not exist") from e
     except (ValueError, TypeError) as e:
         raise VerificationError(
             f"the public key {path} cannot be loaded",

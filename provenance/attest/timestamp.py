@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from provenance.errors import TimestampError, UsageError, VerificationError
+from provenance.errors import InputError, TimestampError, UsageError, VerificationError
 
 if TYPE_CHECKING:
     import httpx
@@ -56,7 +56,7 @@ class TsaTrust:
         try:
             certificates = x509.load_pem_x509_certificates(path.read_bytes())
         except FileNotFoundError as e:
-            raise UsageError(f"TSA certificate file {path} does not exist") from e
+            raise InputError(f"TSA certificate file {path} does not exist") from e
         except ValueError as e:
             raise UsageError(f"{path} is not a PEM certificate chain", cause=str(e)) from e
         roots = tuple(c for c in certificates if c.issuer == c.subject)

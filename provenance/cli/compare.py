@@ -114,12 +114,12 @@ def diff(
 
 def _sign_diff(result: Diff, key_paths: tuple[Path, ...], output: Path | None) -> None:
     from provenance._internal.files import atomic_write
-    from provenance.attest import keys
     from provenance.attest.signing import DsseAttester
+    from provenance.cli._keys import load_signers
     from provenance.compare.diff import statement
     from provenance.errors import StoreError, UsageError
 
-    signers = [keys.load_signer(path) for path in key_paths]
+    signers = load_signers(key_paths)
     target = output or Path(f"diff-{result.a.label}-{result.b.label}.intoto.jsonl")
     document = DsseAttester(signers).attest(statement(result))
     try:
@@ -231,15 +231,15 @@ def note(
     attestation is never altered. Notes show in `prov log` and in diffs that span
     them.
     """
-    from provenance.attest import keys
     from provenance.attest.signing import DsseAttester
+    from provenance.cli._keys import load_signers
     from provenance.compare import notes
     from provenance.store.objects import Store
     from provenance.verify.resolve import load
 
     target_store = Store(resolve_store_path(store))
     loaded = load(snapshot, target_store if target_store.exists() else None)
-    signers = [keys.load_signer(path) for path in key_paths]
+    signers = load_signers(key_paths)
     entry = notes.record(
         target_store,
         loaded.snapshot,

@@ -10,7 +10,7 @@ from provenance.cli._options import resolve_store_path, store_option
 
 
 @click.command()
-@click.argument("attestation", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.argument("attestation", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "-o",
     "--output",

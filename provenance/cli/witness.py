@@ -138,14 +138,14 @@ def recheck(
 
     Exit 0 when every source is the same, 1 when something drifted.
     """
-    from provenance.attest import keys
     from provenance.attest.signing import DsseAttester
     from provenance.capture.snapshot import record
+    from provenance.cli._keys import load_signers
     from provenance.compare.recheck import recheck_label, recheck_snapshot, report
     from provenance.errors import UsageError
     from provenance.render.witnesses import render_recheck
 
-    signers = [keys.load_signer(path) for path in key_paths]
+    signers = load_signers(key_paths)
     with ExitStack() as stack:
         snapshot, items, checks, target, checked = _run(
             stack, attestation, store, base_dir, concurrency, keep=bool(signers)
@@ -226,13 +226,13 @@ def witness(
     """
     import socket
 
-    from provenance.attest import keys
     from provenance.attest.signing import DsseAttester
+    from provenance.cli._keys import load_signers
     from provenance.compare import witness as witnesses
     from provenance.compare.recheck import report
     from provenance.render.witnesses import render_witness
 
-    signer = keys.load_signer(key_path)
+    (signer,) = load_signers([key_path])
     with ExitStack() as stack:
         snapshot, items, checks, target, checked = _run(
             stack, attestation, store, base_dir, concurrency, keep=False

@@ -65,7 +65,7 @@ from provenance._internal.safe_eval import (
 from provenance.compare.diff import NoteRef, SnapshotRef
 from provenance.compare.evidence import Evidence
 from provenance.compare.views import NAMES, CaptureView, LetNames, ModuleView, names_for
-from provenance.errors import ClaimsError
+from provenance.errors import ClaimsError, InputError
 from provenance.model import WireModel
 
 __all__ = [
@@ -180,9 +180,13 @@ def load(path: Path) -> ClaimsFile:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as e:
-        raise ClaimsError(f"no claims file at {path}", hint="pass --claims PATH") from e
-    except (OSError, UnicodeDecodeError) as e:
-        raise ClaimsError(f"cannot read {path}", cause=str(e)) from e
+        raise InputError(
+            f"no claims file at {path}: file not found", hint="pass --claims PATH"
+        ) from e
+    except OSError as e:
+        raise InputError(f"cannot read the claims file {path}", cause=str(e)) from e
+    except UnicodeDecodeError as e:
+        raise ClaimsError(f"{path}: not UTF-8 text", cause=str(e)) from e
     return parse(text, path)
 
 

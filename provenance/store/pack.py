@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from provenance import __version__
 from provenance.digest import Digest
-from provenance.errors import PackError, StoreError, UsageError
+from provenance.errors import InputError, PackError, StoreError, UsageError
 from provenance.model import Snapshot, utc_now
 from provenance.store.objects import Batch, BlobWriter, SnapshotEntry, Store
 
@@ -298,7 +298,9 @@ def open_pack(path: Path) -> OpenedPack:
     try:
         tar = tarfile.open(path, "r:*")  # noqa: SIM115 (closed by the `with tar` below)
     except FileNotFoundError as e:
-        raise UsageError(f"{path} does not exist") from e
+        raise InputError(
+            f"{path} does not exist", hint="check the path of the evidence pack"
+        ) from e
     except (tarfile.TarError, OSError) as e:
         raise PackError(f"{path} is not a readable evidence pack (tar)", cause=str(e)) from e
     root = Path(tempfile.mkdtemp(prefix="prov-pack-"))

@@ -14,7 +14,7 @@ from provenance.attest import statement as statements
 from provenance.attest.envelope import read_envelope
 from provenance.attest.statement import check_subject
 from provenance.digest import Digest
-from provenance.errors import IntegrityError, UsageError
+from provenance.errors import InputError, IntegrityError, UsageError
 from provenance.model import Snapshot
 from provenance.store.objects import Store
 from provenance.verify.steps import check_predicate
@@ -33,8 +33,10 @@ def load_attestation(path: Path, store: Store | None = None) -> Loaded:
 
     try:
         data = path.read_bytes()
+    except FileNotFoundError as e:
+        raise InputError(f"{path}: file not found", hint="check the path") from e
     except OSError as e:
-        raise UsageError(f"cannot read {path}", cause=str(e)) from e
+        raise InputError(f"cannot read {path}", cause=str(e)) from e
     if sigstore.is_bundle(data):
         _, payload, signatures = sigstore.dsse_content(data, str(path))
         count = len(signatures)
@@ -59,6 +61,18 @@ def load_pack(path: Path) -> Loaded:
     return Loaded(loaded.snapshot, f"{path} (evidence pack)", loaded.signatures, opened.store)
 
 
+_FILE_SUFFIXES = (".jsonl", ".json", ".tar")
+
+
+def _missing_file(reference: str) -> None:
+    """`show nope.intoto.jsonl` names a missing file, not an unknown label: say so (exit 3)."""
+    if "/" in reference or reference.endswith(_FILE_SUFFIXES):
+        raise InputError(
+            f"{reference}: file not found",
+            hint="check the path; a label or id is looked up in the store (`prov log`)",
+        )
+
+
 def load(reference: str, store: Store | None) -> Loaded:
     """An attestation file, an evidence pack, or a label / sha256 prefix of a stored snapshot."""
     from provenance.store.pack import is_pack
@@ -69,6 +83,7 @@ def load(reference: str, store: Store | None) -> Loaded:
             return load_pack(path)
         return load_attestation(path, store if store is not None and store.exists() else None)
     if store is None or not store.exists():
+        _missing_file(reference)
         raise UsageError(
             f"{reference!r} is not a file, and there is no store to look it up in",
             hint="pass an attestation path, or --store / PROV_STORE",
@@ -79,6 +94,7 @@ def load(reference: str, store: Store | None) -> Loaded:
         if entry.label == reference or (len(reference) >= 6 and entry.sha256.startswith(reference))
     ]
     if not matches:
+        _missing_file(reference)
         raise UsageError(
             f"no snapshot {reference!r} in the store at {store.root}",
             hint="`prov log` lists the snapshots by label and id",

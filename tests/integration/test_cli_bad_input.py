@@ -138,7 +138,7 @@ def test_truncated_or_non_json_envelopes(
 
 
 def test_verify_needs_a_trusted_key_and_an_existing_file(ready: Path, prov: Prov) -> None:
-    assert prov("verify", "missing.intoto.jsonl", "--key", "keys/alice.pub").exit_code == 2
+    assert prov("verify", "missing.intoto.jsonl", "--key", "keys/alice.pub").exit_code == 3
     result = prov("verify", "missing.intoto.jsonl")
     assert result.exit_code == 2
     assert "no trust policy" in result.stderr
