@@ -140,6 +140,9 @@ class Route:
     close_after: int | None = None
     """Send this many bytes of the body, then close the connection cleanly (a FIN, no reset):
     the promised length, or with ``chunked`` the last chunk, never comes."""
+    client_address_header: str | None = None
+    """Also send this header with the client's address, as servers that tell a client where
+    they saw it from do (a witness records it as its vantage)."""
     trickle: float = 0.0
     """Send one byte every this many seconds, for ever (until the client or server goes)."""
     trickle_from: str = "body"

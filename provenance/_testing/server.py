@@ -198,6 +198,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.reset()
                 return
         headers = list(route.headers)
+        if route.client_address_header:
+            headers.append((route.client_address_header, str(self.client_address[0])))
         if route.trickle:
             self.trickle(route, headers)
             return

@@ -363,3 +363,27 @@ def test_an_https_capture_is_tls_bound_and_rechecks_with_the_rechecker_s_trust(
         monkeypatch.setenv("SSL_CERT_FILE", str(server.ca_file))
         trusted = json.loads(prov("recheck", attestation, "--format", "json").stdout)
         assert _outcomes(trusted) == {"doc": "same"}
+
+
+def test_a_witness_records_the_address_a_source_saw_it_from(
+    project: Path, prov: Callable[..., Result]
+) -> None:
+    from provenance._testing.fixtures import Fixtures, Route
+
+    route = Route("/doc", body=b"same", client_address_header="X-Client-IP")
+    with LocalServer(Fixtures(routes=[route])) as server:
+        (project / "prov.toml").write_text(
+            f'[[sources]]\nname = "doc"\nkind = "http"\nurl = "{server.url}/doc"\n'
+        )
+        for name in ("pub", "w"):
+            assert prov("keygen", name).exit_code == 0
+        assert prov("snapshot", "--label", "v1", "--key", "keys/pub.key").exit_code == 0
+        result = prov(
+            "witness", "attestations/v1.intoto.jsonl", "--key", "keys/w.key", "--format", "json"
+        )
+    assert result.exit_code == 0, result.output
+    vantage = json.loads(result.stdout)["vantage"]
+    assert (vantage["reported_ip"], vantage["reported_by"]) == ("127.0.0.1", "doc: x-client-ip")
+    assert vantage["operator"]  # the host name, when no --operator is given
+    statement = json.loads(_payload(Path(json.loads(result.stdout)["statement"])))
+    assert statement["predicate"]["vantage"]["reported_ip"] == "127.0.0.1"  # signed, not only shown
