@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -104,12 +105,18 @@ class LocalSigstore:
     repository: str | None = "example/project"
     ref: str | None = "refs/tags/v1.0"
     tsa: LocalTSA | None = None
-    origin: str = "prov-local-rekor - 1"
+    log_url: str = "http://127.0.0.1/rekor"
+    # The checkpoint's origin, "<log host/path> - <tree id>" as Rekor v1 writes it: its signer
+    # name must be part of the log's base URL for sigstore-js to take the signature as the log's.
+    origin: str = ""
     started: datetime.datetime = field(
         default_factory=lambda: datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=1)
     )
 
     def __post_init__(self) -> None:
+        if not self.origin:
+            url = urlsplit(self.log_url)
+            self.origin = f"{url.netloc}{url.path} - 1"
         self.ca_key = ec.generate_private_key(ec.SECP384R1())
         name = x509.Name(
             [
@@ -354,7 +361,7 @@ class LocalSigstore:
 
         root: dict[str, Any] = {
             "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
-            "tlogs": [log(self.log_key, "http://127.0.0.1/rekor")],
+            "tlogs": [log(self.log_key, self.log_url)],
             "certificateAuthorities": [
                 {
                     "subject": {"organization": "prov test", "commonName": "prov test fulcio"},

@@ -5,7 +5,9 @@
 - ``keys``: local key pairs (ed25519, ECDSA P-256), PKCS#8 PEM, passphrases.
 - ``signing``: the ``Attester`` seam: local keys or Sigstore, one interface.
 - ``sigstore``: keyless signing and bundle verification (``_bundle_verifier`` fills the gaps
-  sigstore-python leaves: intoto entries, managed keys, roots inside chains).
+  sigstore-python leaves: every registry algorithm (``_signature_schemes``), every log entry
+  kind (``_log_entries``), v0.1 promises, GitHub's log-less instance, managed keys, roots
+  inside chains).
 - ``timestamp``: RFC 3161 tokens over a signature, and their checks against a TSA the auditor names.
 
 Nothing here knows a source or the store: attest signs bytes and checks signatures.

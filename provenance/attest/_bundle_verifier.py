@@ -1,21 +1,25 @@
-"""sigstore-python's ``Verifier``, completed where the Sigstore client spec asks for more.
+"""Bundle verification: sigstore-python's building blocks, assembled to verify what clients sign.
 
 Imported only by ``provenance.attest.sigstore`` inside the functions that verify, so that sigstore
-loads only when a bundle is verified. sigstore-python 4.5 leaves four gaps that the
-sigstore-conformance suite exercises; each override below names the one it fills:
+loads only when a bundle is verified. sigstore-python 4.5 refuses or mis-verifies bundles that
+sigstore-js, sigstore-java, sigstore-go or ``gh`` accept; prov keeps sigstore's parsers, chain
+building, SCT, checkpoint, Merkle and SET checks, and does the rest itself:
 
-* ``intoto/0.0.2`` Rekor v1 entries (bundles from older cosign/sigstore-js) are refused outright;
-  we check the entry body against the envelope like sigstore-go does, and accept its SET-bound
-  integrated time like that of every other Rekor v1 kind;
-* a TSA's validity period in the trusted root is a closed interval (protobuf-specs ``TimeRange``),
-  sigstore-python treats its end as exclusive;
-* bundles signed with a managed key (``verificationMaterial.publicKey``, no certificate) cannot be
-  loaded at all; ``verify_with_key`` verifies them against a key the caller trusts;
-* a certificate chain that carries a root CA only warns; the client spec says clients MUST
-  reject it.
-
-Everything else (chain building, SCTs, checkpoints, inclusion proofs and promises, hashedrekord
-and dsse entry consistency) is sigstore-python's own code.
+* signatures by every scheme of the algorithm registry (``_signature_schemes``): ECDSA P-384 and
+  P-521 with their own digests, RSA PKCS#1 v1.5 and PSS, Ed25519 -- upstream verifies P-256 only;
+* log entries of each kind a client meets (``_log_entries``), Rekor v1 and v2;
+* a v0.1 bundle needs its inclusion promise, not a proof (bundle.proto); a proof without a
+  checkpoint is not counted;
+* an instance without transparency or CT logs (GitHub's, for private repositories): its trusted
+  root lists no ``tlogs``/``ctlogs`` and its bundles no log entry; time then comes from the
+  signed timestamps. A trust root that names logs still requires an entry in every bundle;
+* ``intoto/0.0.2`` entries' SET-bound integrated time counts like other Rekor v1 kinds;
+* a TSA's validity period in the trusted root is a closed interval (protobuf-specs ``TimeRange``);
+* every signed timestamp must verify (upstream skips one that does not), with the reason;
+* bundles signed with a managed key (``verificationMaterial.publicKey``) verify against a key
+  the caller trusts (``verify_with_key``);
+* a certificate chain that carries a root CA is refused (the client spec says MUST), and so is a
+  v0.3 bundle with an ``x509CertificateChain`` (v0.3 carries the leaf in ``certificate``).
 """
 
 from __future__ import annotations
@@ -26,19 +30,27 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, utils
-from cryptography.x509 import Certificate, load_der_x509_certificate, load_pem_x509_certificate
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ed25519
+from cryptography.x509 import (
+    Certificate,
+    ExtendedKeyUsage,
+    ExtensionNotFound,
+    KeyUsage,
+    load_der_x509_certificate,
+)
+from cryptography.x509.oid import ExtendedKeyUsageOID
 from rfc3161_client import TimeStampResponse, VerifierBuilder
 from rfc3161_client import VerificationError as Rfc3161VerificationError
 from sigstore import dsse
+from sigstore._internal.merkle import verify_merkle_inclusion
+from sigstore._internal.rekor.checkpoint import verify_checkpoint
+from sigstore._internal.sct import verify_sct
 from sigstore._internal.timestamp import TimestampSource, TimestampVerificationResult
 from sigstore._internal.trust import KeyringPurpose
-from sigstore._utils import cert_is_root_ca
-from sigstore.errors import VerificationError
+from sigstore._utils import cert_is_leaf, cert_is_root_ca
+from sigstore.errors import MetadataError, VerificationError
 from sigstore.hashes import Hashed
 from sigstore.models import (
     Bundle,
@@ -51,12 +63,28 @@ from sigstore.verify import Verifier
 from sigstore.verify.policy import VerificationPolicy
 from sigstore_models.bundle.v1 import Bundle as RawBundle
 
+from provenance.attest import _log_entries as entries
+from provenance.attest import _signature_schemes as schemes
+from provenance.attest._bundle_model import LenientBundle
+from provenance.errors import VerificationError as ProvVerificationError
+
 REKOR_V1_KINDS = {("dsse", "0.0.1"), ("hashedrekord", "0.0.1"), ("intoto", "0.0.2")}
+V03 = {Bundle.BundleType.BUNDLE_0_3, Bundle.BundleType.BUNDLE_0_3_ALT}
+MAX_TIMESTAMPS = 32
+Artifact = bytes | Hashed
 
 
 @dataclass(frozen=True)
-class KeyVerified:
-    """What a managed-key bundle proved: the DSSE content (if any) and the verified times."""
+class Loaded:
+    """A parsed bundle and its log entry (none for a bundle from an instance without a log)."""
+
+    bundle: Bundle
+    entry: TransparencyLogEntry | None
+
+
+@dataclass(frozen=True)
+class Verified:
+    """What a bundle proved: the DSSE content (if any) and the verified times."""
 
     payload_type: str | None
     payload: bytes | None
@@ -101,10 +129,166 @@ def reject_root_in_chain(raw: bytes) -> None:
 
 
 class ProvVerifier(Verifier):
-    """``sigstore.verify.Verifier`` plus the gaps listed in the module docstring."""
+    """``sigstore.verify.Verifier`` with the additions listed in the module docstring."""
 
     def __init__(self, *, trusted_root: TrustedRoot) -> None:
-        super().__init__(trusted_root=trusted_root)
+        # Upstream's constructor insists on a transparency log, for online lookups prov never
+        # makes; GitHub's instance has none.
+        self._fulcio_certificate_chain = trusted_root.get_fulcio_certs()
+        self._trusted_root = trusted_root
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def load(self, raw: bytes) -> Loaded:
+        """Parse a certificate bundle with the client spec's rules for each bundle version."""
+        inner = _raw_bundle(raw)
+        media_type = Bundle.BundleType(inner.media_type)
+        material = inner.verification_material
+        if media_type in V03:
+            if material.x509_certificate_chain is not None:
+                raise InvalidBundle(
+                    "a v0.3 bundle carries its signing certificate in "
+                    "verificationMaterial.certificate; x509CertificateChain is the v0.1/v0.2 "
+                    "form (protobuf-specs bundle.proto), and sigstore-js and sigstore-python "
+                    "refuse it too"
+                )
+            if material.certificate is None:
+                raise InvalidBundle("expected certificate in bundle")
+            leaf = load_der_x509_certificate(material.certificate.raw_bytes)
+        else:
+            chain = material.x509_certificate_chain
+            if chain is None:
+                raise InvalidBundle("expected certificate chain in bundle")
+            if not chain.certificates:
+                raise InvalidBundle("expected non-empty certificate chain in bundle")
+            leaf = load_der_x509_certificate(chain.certificates[0].raw_bytes)
+            if not cert_is_leaf(leaf):
+                raise InvalidBundle(
+                    "bundle contains an invalid leaf or non-leaf certificate in the leaf position"
+                )
+        entry = self._entry(inner, media_type)
+        bundle = Bundle.__new__(Bundle)  # upstream's checks are the ones above, per version
+        bundle._inner = inner
+        bundle._signing_certificate = leaf
+        if entry is not None:
+            bundle._log_entry = entry
+        return Loaded(bundle, entry)
+
+    def _entry(
+        self, inner: RawBundle, media_type: Bundle.BundleType
+    ) -> TransparencyLogEntry | None:
+        material = inner.verification_material
+        tlog_entries = material.tlog_entries
+        if len(tlog_entries) > 1:
+            raise InvalidBundle("expected exactly one log entry in bundle")
+        if not tlog_entries:
+            if self._trusted_root._inner.tlogs:
+                raise InvalidBundle(
+                    "expected exactly one log entry in bundle, found none: the trust root "
+                    "names transparency logs, and only an instance without one (GitHub's, for "
+                    "private repositories) signs without a log entry"
+                )
+            return None
+        raw_entry = tlog_entries[0]
+        kind = raw_entry.kind_version
+        if kind.version not in ("0.0.1", "0.0.2"):
+            raise InvalidBundle(f"unsupported log entry version {kind.kind}/{kind.version}")
+        entry = TransparencyLogEntry.__new__(TransparencyLogEntry)  # its check is per version
+        entry._inner = raw_entry
+        if media_type is Bundle.BundleType.BUNDLE_0_1:
+            if not raw_entry.inclusion_promise:
+                raise InvalidBundle("a v0.1 bundle must contain an inclusion promise")
+            return entry
+        if not _checkpoint(entry):
+            raise InvalidBundle(
+                "entry must contain inclusion proof, with checkpoint: from bundle v0.2 on, the "
+                "log entry needs an inclusionProof whose checkpoint is signed"
+            )
+        stamped = material.timestamp_verification_data
+        if not raw_entry.inclusion_promise and not (stamped and stamped.rfc3161_timestamps):
+            raise InvalidBundle(
+                "not enough sources of verified time: the bundle must contain an inclusion "
+                "promise or signed timestamp(s)"
+            )
+        return entry
+
+    # -- certificate bundles -----------------------------------------------------------------
+
+    def verify_certificate_bundle(
+        self, loaded: Loaded, policy: VerificationPolicy, artifact: Artifact | None
+    ) -> Verified:
+        """Verify a certificate bundle: time, chain, SCT, policy, log entry, signature."""
+        times = self._verify_signing_certificate(loaded, policy)
+        cert = loaded.bundle.signing_certificate
+        key = schemes.signing_key(cert.public_key())
+        return _verify_content(key, cert, loaded.bundle._inner, loaded.entry, artifact, times)
+
+    def _verify_signing_certificate(
+        self, loaded: Loaded, policy: VerificationPolicy
+    ) -> list[TimestampVerificationResult]:
+        """Upstream's steps (0)-(6), with the SCT and the log entry only where the instance
+        has CT and transparency logs."""
+        bundle, entry = loaded.bundle, loaded.entry
+        cert = bundle.signing_certificate
+        times = self._times(bundle._inner, bundle.signature, entry)
+        if not times:
+            raise VerificationError(
+                "not enough sources of verified time: the bundle has no inclusion promise and "
+                "no signed timestamp"
+            )
+        chain: list[Certificate] = []
+        for verified in times:
+            chain = self._verify_chain_at_time(cert, verified)
+        if self._trusted_root._inner.ctlogs:
+            try:
+                verify_sct(cert, chain, self._trusted_root.ct_keyring(KeyringPurpose.VERIFY))
+            except VerificationError as e:
+                raise VerificationError(f"failed to verify SCT on signing certificate: {e}") from e
+        try:
+            usage = cert.extensions.get_extension_for_class(KeyUsage).value
+            extended = cert.extensions.get_extension_for_class(ExtendedKeyUsage).value
+        except ExtensionNotFound as e:
+            raise VerificationError(f"the signing certificate lacks an extension: {e}") from e
+        if not usage.digital_signature:
+            raise VerificationError("Key usage is not of type `digital signature`")
+        if ExtendedKeyUsageOID.CODE_SIGNING not in extended:
+            raise VerificationError("Extended usage does not contain `code signing`")
+        policy.verify(cert)
+        if entry is not None:
+            self._verify_log_entry(entry)
+        for verified in times:
+            if not cert.not_valid_before_utc <= verified.time <= cert.not_valid_after_utc:
+                raise VerificationError(
+                    f"invalid signing cert: expired at time of signing, time via {verified}"
+                )
+        return times
+
+    def _verify_log_entry(self, entry: TransparencyLogEntry) -> None:
+        """The inclusion proof and its checkpoint when present, and the promise when present."""
+        try:
+            keyring = self._trusted_root.rekor_keyring(KeyringPurpose.VERIFY)
+        except MetadataError as e:
+            raise VerificationError(
+                "the bundle has a log entry but the trust root has no transparency log key"
+            ) from e
+        checked = False
+        try:
+            if _checkpoint(entry):
+                verify_merkle_inclusion(entry)
+                verify_checkpoint(keyring, entry)
+                checked = True
+            if entry._inner.inclusion_promise and entry._inner.integrated_time:
+                entry._verify_set(keyring)
+                checked = True
+        except VerificationError as e:
+            raise VerificationError(f"invalid log entry: {e}") from e
+        if not checked:
+            raise VerificationError(
+                "invalid log entry: it has neither an inclusion proof with a checkpoint nor an "
+                "inclusion promise to check"
+            )
+
+    # -- time --------------------------------------------------------------------------------
 
     def _verify_signed_timestamp(
         self, timestamp_response: TimeStampResponse, message: bytes
@@ -133,11 +317,8 @@ class ProvVerifier(Verifier):
                 )
         return None
 
-    def _establish_time(self, bundle: Bundle) -> list[TimestampVerificationResult]:
-        return self._times(bundle._inner, bundle.signature, bundle.log_entry)
-
     def _times(
-        self, inner: RawBundle, signature: bytes, entry: TransparencyLogEntry
+        self, inner: RawBundle, signature: bytes, entry: TransparencyLogEntry | None
     ) -> list[TimestampVerificationResult]:
         times: list[TimestampVerificationResult] = []
         material = inner.verification_material
@@ -152,7 +333,7 @@ class ProvVerifier(Verifier):
             responses = TimestampVerificationData(
                 material.timestamp_verification_data
             ).rfc3161_timestamps
-            if len(responses) > 32:
+            if len(responses) > MAX_TIMESTAMPS:
                 raise VerificationError(f"too many signed timestamps: {len(responses)}")
             if len(set(responses)) != len(responses):
                 raise VerificationError("duplicate timestamp found")
@@ -161,11 +342,10 @@ class ProvVerifier(Verifier):
                 # Upstream skips a token that does not verify; a bundle carrying one has been
                 # altered or assembled wrongly, and a reader would take its time for proven.
                 if result is None:
-                    raise VerificationError(
-                        f"not enough sources of verified time: signed timestamp #{number} does "
-                        "not verify against the trust root's timestamp authorities"
-                    )
+                    raise VerificationError(_unverified_token(number, response, signature))
                 times.append(result)
+        if entry is None:
+            return times
         # A Rekor v1 integrated time counts only when the inclusion promise (SET) binds it; the
         # SET itself is verified with the rest of the entry.
         inner_entry = entry._inner
@@ -188,40 +368,22 @@ class ProvVerifier(Verifier):
             )
         return times
 
-    def verify_dsse(self, bundle: Bundle, policy: VerificationPolicy) -> tuple[str, bytes]:
-        kind = bundle.log_entry._inner.kind_version
-        if (kind.kind, kind.version) != ("intoto", "0.0.2"):
-            return super().verify_dsse(bundle, policy)
-        self._verify_common_signing_cert(bundle, policy)
-        envelope = bundle._dsse_envelope
-        if envelope is None:
-            raise VerificationError("the bundle has no DSSE envelope")
-        key = cast(ec.EllipticCurvePublicKey, bundle.signing_certificate.public_key())
-        dsse._verify(key, envelope)
-        _check_intoto_v002_body(bundle)
-        return envelope._inner.payload_type, envelope._inner.payload
+    # -- managed keys ------------------------------------------------------------------------
 
     def verify_with_key(
-        self, raw: bytes, key: ec.EllipticCurvePublicKey, input_: Hashed | None
-    ) -> KeyVerified:
+        self, raw: bytes, key: schemes.SigningKey, input_: Artifact | None
+    ) -> Verified:
         """Verify a bundle whose verification material is a public key the caller trusts."""
-        try:
-            inner = RawBundle.from_json(raw)
-        except ValueError as e:
-            raise InvalidBundle(f"failed to load bundle: {e}") from e
-        try:
-            Bundle.BundleType(inner.media_type)
-        except ValueError as e:
-            raise InvalidBundle(f"unsupported bundle format: {inner.media_type}") from e
+        inner = _raw_bundle(raw)
         material = inner.verification_material
         if material.public_key is None:
             raise VerificationError(
                 "the bundle is signed with a certificate, not a key: verify it with an "
                 "identity and issuer"
             )
-        if len(material.tlog_entries) != 1:
+        entry = self._entry(inner, Bundle.BundleType(inner.media_type))
+        if entry is None:
             raise InvalidBundle("expected exactly one log entry in bundle")
-        entry = TransparencyLogEntry(material.tlog_entries[0])
         envelope = dsse.Envelope(inner.dsse_envelope) if inner.dsse_envelope else None
         if envelope is not None:
             signature = envelope.signature
@@ -233,157 +395,142 @@ class ProvVerifier(Verifier):
         times = self._times(inner, signature, entry)
         if not times:
             raise VerificationError("not enough sources of verified time")
-        try:
-            entry._verify(self._trusted_root.rekor_keyring(KeyringPurpose.VERIFY))
-        except VerificationError as e:
-            raise VerificationError(f"invalid log entry: {e}") from e
-
-        if envelope is not None:
-            dsse._verify(key, envelope)
-            _check_dsse_body_with_key(entry, envelope, key)
-            return KeyVerified(envelope._inner.payload_type, envelope._inner.payload, times)
-
-        assert inner.message_signature is not None
-        if input_ is None:
-            raise VerificationError("a message-signature bundle needs the artifact to verify")
-        documented = inner.message_signature.message_digest
-        if documented is not None and documented.digest != input_.digest:
-            raise VerificationError("Bundle message digest mismatch")
-        try:
-            key.verify(signature, input_.digest, ec.ECDSA(utils.Prehashed(hashes.SHA256())))
-        except InvalidSignature as e:
-            raise VerificationError("Signature is invalid for input") from e
-        _check_hashedrekord_body_with_key(entry, signature, input_, key)
-        return KeyVerified(None, None, times)
+        self._verify_log_entry(entry)
+        return _verify_content(key, key, inner, entry, input_, times)
 
 
-def _body(entry: TransparencyLogEntry) -> dict[str, Any]:
+def _raw_bundle(raw: bytes) -> RawBundle:
     try:
-        body = json.loads(entry._inner.canonicalized_body)
+        inner = LenientBundle.from_json(raw)
     except ValueError as e:
-        raise VerificationError(f"the log entry body is not JSON: {e}") from e
-    if not isinstance(body, dict) or not isinstance(body.get("spec"), dict):
-        raise VerificationError("the log entry body has no spec")
-    return body
-
-
-def _inconsistent(what: str) -> VerificationError:
-    return VerificationError(f"transparency log entry is inconsistent with other materials: {what}")
-
-
-def _same_key(encoded_pem_b64: Any, key: ec.EllipticCurvePublicKey) -> bool:
+        raise InvalidBundle(f"failed to load bundle: {e}") from e
     try:
-        logged = serialization.load_pem_public_key(base64.b64decode(encoded_pem_b64))
-    except (ValueError, TypeError, binascii.Error):
-        return False
-    der = serialization.Encoding.DER
-    spki = serialization.PublicFormat.SubjectPublicKeyInfo
-    return logged.public_bytes(der, spki) == key.public_bytes(der, spki)
+        Bundle.BundleType(inner.media_type)
+    except ValueError as e:
+        raise InvalidBundle(f"unsupported bundle format: {inner.media_type}") from e
+    return inner
 
 
-def _same_certificate(encoded_pem_b64: Any, cert: Certificate) -> bool:
-    # Compared as DER: logs keep the PEM as submitted (line length, trailing newline vary).
-    try:
-        logged = load_pem_x509_certificate(base64.b64decode(encoded_pem_b64))
-    except (ValueError, TypeError, binascii.Error):
-        return False
-    der = serialization.Encoding.DER
-    return logged.public_bytes(der) == cert.public_bytes(der)
+def _checkpoint(entry: TransparencyLogEntry) -> bool:
+    proof = entry._inner.inclusion_proof
+    return proof is not None and proof.checkpoint is not None and bool(proof.checkpoint.envelope)
 
 
-def _check_intoto_v002_body(bundle: Bundle) -> None:
-    """intoto/0.0.2 (rekor pkg/types/intoto/v0.0.2): payloadHash + signatures + verifier.
-
-    The entry keeps the envelope with each ``sig`` and ``payload`` base64-encoded once more than
-    DSSE does; its envelope ``hash`` covers uncanonicalised JSON and cannot be recomputed.
-    """
-    envelope = bundle._dsse_envelope
-    assert envelope is not None
-    content = _body(bundle.log_entry)["spec"].get("content")
-    if not isinstance(content, dict):
-        raise _inconsistent("the intoto entry has no content")
-    payload_hash = content.get("payloadHash") or {}
-    if payload_hash.get("algorithm") != "sha256":
-        raise _inconsistent("expected a sha256 payloadHash in the intoto entry")
-    if payload_hash.get("value") != hashlib.sha256(envelope._inner.payload).hexdigest():
-        raise _inconsistent("the intoto entry's payloadHash does not match the envelope")
-    logged = content.get("envelope") or {}
-    if logged.get("payloadType", envelope._inner.payload_type) != envelope._inner.payload_type:
-        raise _inconsistent("the intoto entry's payloadType differs from the envelope's")
-    if "payload" in logged and _b64(_b64(logged["payload"])) != envelope._inner.payload:
-        raise _inconsistent("the intoto entry's payload differs from the envelope's")
-    signatures = logged.get("signatures")
-    if not isinstance(signatures, list) or len(signatures) != len(envelope._inner.signatures):
-        raise _inconsistent("the intoto entry's signatures differ from the envelope's")
-    for logged_sig, ours in zip(signatures, envelope._inner.signatures, strict=True):
-        if not isinstance(logged_sig, dict) or _b64(_b64(logged_sig.get("sig"))) != ours.sig:
-            raise _inconsistent("the intoto entry's signatures differ from the envelope's")
-        if not _same_certificate(logged_sig.get("publicKey"), bundle.signing_certificate):
-            raise _inconsistent("the intoto entry was logged with another certificate")
+def _kind(entry: TransparencyLogEntry | None) -> tuple[str, str] | None:
+    if entry is None:
+        return None
+    return (entry._inner.kind_version.kind, entry._inner.kind_version.version)
 
 
-def _check_dsse_body_with_key(
-    entry: TransparencyLogEntry, envelope: dsse.Envelope, key: ec.EllipticCurvePublicKey
-) -> None:
-    kind = (entry._inner.kind_version.kind, entry._inner.kind_version.version)
-    spec = _body(entry)["spec"]
-    if kind != ("dsse", "0.0.1"):
-        raise VerificationError(f"unsupported log entry type for a keyed DSSE bundle: {kind}")
-    payload_hash = spec.get("payloadHash") or {}
-    if payload_hash.get("value") != hashlib.sha256(envelope._inner.payload).hexdigest():
-        raise VerificationError("log entry payload hash does not match bundle")
-    logged = spec.get("signatures")
-    if not isinstance(logged, list) or len(logged) != len(envelope._inner.signatures):
-        raise VerificationError("log entry signatures do not match bundle")
-    for logged_sig, ours in zip(logged, envelope._inner.signatures, strict=True):
-        if _b64(logged_sig.get("signature")) != ours.sig or not _same_key(
-            logged_sig.get("verifier"), key
-        ):
-            raise VerificationError("log entry signatures do not match bundle")
+def _verify_content(
+    key: schemes.SigningKey,
+    signer: entries.Signer,
+    inner: RawBundle,
+    entry: TransparencyLogEntry | None,
+    artifact: Artifact | None,
+    times: list[TimestampVerificationResult],
+) -> Verified:
+    """The signature over the envelope or the artifact, and the log entry that records it."""
+    kind = _kind(entry)
+    body = entry._inner.canonicalized_body if entry is not None else b""
+    if inner.dsse_envelope is not None:
+        envelope = dsse.Envelope(inner.dsse_envelope)
+        _verify_envelope(key, envelope)
+        if kind is not None:
+            entries.check_envelope_entry(
+                kind,
+                body,
+                envelope._inner.payload_type,
+                envelope._inner.payload,
+                envelope.pae(),
+                [s.sig for s in envelope._inner.signatures],
+                signer,
+            )
+        return Verified(envelope._inner.payload_type, envelope._inner.payload, times)
+    signature, digest, algorithm = _verify_message(key, inner, artifact)
+    if kind is not None:
+        entries.check_message_entry(kind, body, signature, digest, algorithm, signer)
+    return Verified(None, None, times)
 
 
-def _check_hashedrekord_body_with_key(
-    entry: TransparencyLogEntry,
-    signature: bytes,
-    input_: Hashed,
-    key: ec.EllipticCurvePublicKey,
-) -> None:
-    kind = (entry._inner.kind_version.kind, entry._inner.kind_version.version)
-    spec = _body(entry)["spec"]
-    if kind == ("hashedrekord", "0.0.1"):
-        data = (spec.get("data") or {}).get("hash") or {}
-        logged_sig = spec.get("signature") or {}
-        ok = (
-            data.get("algorithm") == "sha256"
-            and data.get("value") == input_.digest.hex()
-            and _b64(logged_sig.get("content")) == signature
-            and _same_key((logged_sig.get("publicKey") or {}).get("content"), key)
+def _verify_envelope(key: schemes.SigningKey, envelope: dsse.Envelope) -> None:
+    """The DSSE signature over PAE(payloadType, payload), by the key's own scheme."""
+    if len(envelope._inner.signatures) != 1:
+        raise VerificationError(
+            f"DSSE: exactly 1 signature allowed, got {len(envelope._inner.signatures)}"
         )
-    elif kind == ("hashedrekord", "0.0.2"):
-        body = spec.get("hashedRekordV002") or {}
-        data = body.get("data") or {}
-        logged_sig = body.get("signature") or {}
-        raw_key = ((logged_sig.get("verifier") or {}).get("publicKey") or {}).get("rawBytes")
-        der = key.public_bytes(
-            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-        ok = (
-            _b64(data.get("digest")) == input_.digest
-            and _b64(logged_sig.get("content")) == signature
-            and _b64(raw_key) == der
-        )
+    if not schemes.verify_message(key, envelope.signature, envelope.pae()):
+        raise VerificationError(f"DSSE: invalid signature ({schemes.describe(key)} key)")
+
+
+def _verify_message(
+    key: schemes.SigningKey, inner: RawBundle, artifact: Artifact | None
+) -> tuple[bytes, bytes, hashes.HashAlgorithm]:
+    """A message signature over the artifact; returns (signature, digest, digest algorithm)."""
+    message = inner.message_signature
+    if message is None:
+        raise VerificationError("Missing bundle message signature")
+    if artifact is None:
+        raise ProvVerificationError("a message-signature bundle needs the artifact to verify")
+    documented = message.message_digest
+    # The documented digest names the hash (a P-384 key of early sigstore-python signed SHA-256
+    # digests); without one, the key's registry scheme does.
+    algorithm = schemes.digest_algorithm(key)
+    if documented is not None:
+        named = schemes.hash_named(documented.algorithm.value)
+        if named is None:
+            raise VerificationError(
+                f"Bundle message digest uses {documented.algorithm.value}, which no Sigstore "
+                "signing algorithm uses"
+            )
+        algorithm = named
+    expected = schemes.PROTOBUF_NAMES[algorithm.name]
+    if isinstance(artifact, bytes):
+        hasher = hashes.Hash(algorithm)
+        hasher.update(artifact)
+        digest = hasher.finalize()
+    elif artifact.algorithm.value == expected:
+        digest = artifact.digest
     else:
-        raise VerificationError(f"Expected entry type hashedrekord, got {kind[0]}/{kind[1]}")
+        raise ProvVerificationError(
+            f"the bundle signs the artifact's {expected} digest ({schemes.describe(key)} key); "
+            f"its {artifact.algorithm.value} digest cannot be checked against it",
+            hint="name the artifact file rather than its digest",
+        )
+    if documented is not None and documented.digest != digest:
+        raise VerificationError("Bundle message digest mismatch")
+    if isinstance(key, ed25519.Ed25519PublicKey):
+        if not isinstance(artifact, bytes):
+            raise ProvVerificationError(
+                "an Ed25519 signature covers the artifact itself, not a digest",
+                hint="name the artifact file rather than its digest",
+            )
+        ok = schemes.verify_message(key, message.signature, artifact)
+    else:
+        ok = schemes.verify_digest(key, message.signature, digest, algorithm)
     if not ok:
-        raise _inconsistent(f"the {kind[0]}/{kind[1]} entry is not for this signature and key")
+        raise VerificationError(f"Signature is invalid for input ({schemes.describe(key)} key)")
+    return message.signature, digest, algorithm
 
 
-def _b64(value: Any) -> bytes:
-    if isinstance(value, bytes):
-        value = value.decode("ascii", "replace")
-    if not isinstance(value, str):
-        return b""
-    try:
-        return base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        return b""
+def _unverified_token(number: int, response: TimeStampResponse, signature: bytes) -> str:
+    """Why a signed timestamp does not count, as precisely as the token lets us say."""
+    imprint = response.tst_info.message_imprint
+    digests = {"sha256": hashlib.sha256, "sha384": hashlib.sha384, "sha512": hashlib.sha512}
+    oid_names = {
+        "2.16.840.1.101.3.4.2.1": "sha256",
+        "2.16.840.1.101.3.4.2.2": "sha384",
+        "2.16.840.1.101.3.4.2.3": "sha512",
+    }
+    name = oid_names.get(imprint.hash_algorithm.dotted_string)
+    if name is not None and digests[name](signature).digest() != imprint.message:
+        return (
+            f"not enough sources of verified time: signed timestamp #{number} covers another "
+            "signature: its message imprint is not "
+            f"the {name} of this bundle's signature (the bundle was assembled from parts of "
+            "others, or altered)"
+        )
+    return (
+        f"not enough sources of verified time: signed timestamp #{number} does not verify "
+        "against the trust root's timestamp authorities"
+    )

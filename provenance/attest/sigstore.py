@@ -28,8 +28,9 @@ from provenance.digest import Digest
 from provenance.errors import InputError, ProvError, SigningError, UsageError, VerificationError
 
 if TYPE_CHECKING:
-    from cryptography.hazmat.primitives.asymmetric import ec
     from sigstore.models import TrustedRoot
+
+    from provenance.attest._signature_schemes import SigningKey
 
 BUNDLE_SUFFIX = ".sigstore.json"
 BUNDLE_MEDIA_PREFIX = "application/vnd.dev.sigstore.bundle"
@@ -153,7 +154,8 @@ def check_form(data: bytes, origin: str = "bundle") -> None:
     protobuf JSON, and pass. Malformed JSON is left for the bundle parser to report.
     """
     from pydantic import ValidationError
-    from sigstore_models.bundle.v1 import Bundle as RawBundle
+
+    from provenance.attest._bundle_model import LenientBundle as RawBundle
 
     try:
         original = _document(data, origin)
@@ -296,16 +298,43 @@ def production_trusted_root_path() -> Path:
 
 
 def load_trusted_root(path: Path | None) -> TrustedRoot:
-    """A ``TrustedRoot`` from a file, or the production one shipped with sigstore."""
+    """A ``TrustedRoot`` from a file, or the production one shipped with sigstore.
+
+    An instance without transparency or CT logs (GitHub's) omits ``tlogs`` and ``ctlogs``; in
+    protobuf JSON an absent repeated field is an empty one, which sigstore's model does not allow
+    for, so they are filled in. A file of several roots (``gh attestation trusted-root`` writes
+    one per line) is refused with a hint: which one to trust is the auditor's choice.
+    """
     from pydantic import ValidationError
     from sigstore.errors import Error as SigstoreError
     from sigstore.models import TrustedRoot
+    from sigstore_models.trustroot.v1 import TrustedRoot as RawTrustedRoot
 
     source = path or production_trusted_root_path()
     try:
-        return TrustedRoot.from_file(str(source))
+        text = source.read_bytes()
     except FileNotFoundError as e:
         raise InputError(f"trusted root {source} does not exist") from e
+    except OSError as e:
+        raise InputError(f"cannot read the trusted root {source}", cause=str(e)) from e
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) > 1 and all(line.lstrip().startswith(b"{") for line in lines):
+        try:
+            roots = [json.loads(line) for line in lines]
+        except ValueError:
+            roots = []
+        if roots:
+            raise UsageError(
+                f"{source} holds {len(roots)} trusted roots, one per line",
+                hint="keep the line of the instance that signed the bundle (GitHub's names "
+                "fulcio.githubapp.com) in a file of its own and pass that",
+            )
+    try:
+        document = json.loads(text)
+        if isinstance(document, dict):
+            document.setdefault("tlogs", [])
+            document.setdefault("ctlogs", [])
+        return TrustedRoot(RawTrustedRoot.from_json(json.dumps(document)))
     except (ValidationError, ValueError, SigstoreError) as e:
         raise VerificationError(
             f"the trusted root {source} is malformed",
@@ -314,10 +343,11 @@ def load_trusted_root(path: Path | None) -> TrustedRoot:
         ) from e
 
 
-def load_public_key(path: Path) -> ec.EllipticCurvePublicKey:
+def load_public_key(path: Path) -> SigningKey:
     """A managed signing key (PEM), for bundles whose verification material is a key."""
     from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from provenance.attest import _signature_schemes as schemes
 
     try:
         key = serialization.load_pem_public_key(path.read_bytes())
@@ -329,9 +359,10 @@ def load_public_key(path: Path) -> ec.EllipticCurvePublicKey:
             cause=_first_line(str(e)),
             hint="the key must be a PEM SubjectPublicKeyInfo",
         ) from e
-    if not isinstance(key, ec.EllipticCurvePublicKey):
-        raise VerificationError(f"{path} is not an ECDSA public key, as Sigstore keys are")
-    return key
+    try:
+        return schemes.signing_key(key)
+    except VerificationError as e:
+        raise VerificationError(f"{path}: {e.message}") from e
 
 
 # -- verifying ---------------------------------------------------------------------------------
@@ -341,44 +372,44 @@ def verify_bundle(
     data: bytes,
     *,
     policy: IdentityPolicy | None = None,
-    key: ec.EllipticCurvePublicKey | None = None,
+    key: SigningKey | None = None,
     trusted_root: Path | None = None,
     artifact: bytes | Digest | None = None,
     origin: str = "bundle",
 ) -> BundleVerified:
     """Verify a bundle offline against a trust root and an identity policy (or a trusted key).
 
-    ``artifact`` is what a message-signature bundle signed (bytes or its sha256); DSSE bundles
-    return their payload for the caller's statement checks. Raises VerificationError.
+    ``artifact`` is what a message-signature bundle signed (bytes, or its sha256 where the key's
+    scheme signs a sha256 digest); DSSE bundles return their payload for the caller's statement
+    checks. Raises VerificationError; whatever the libraries raise on a bad bundle becomes one.
     """
     if (policy is None) == (key is None):
         raise UsageError(
             "verify a Sigstore bundle with either an identity policy or a public key",
             hint="--cert-identity + --cert-oidc-issuer, --repository, or --key PUB",
         )
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.x509 import ExtensionNotFound
     from sigstore.errors import Error as SigstoreError
     from sigstore.hashes import Hashed
-    from sigstore.models import Bundle
     from sigstore_models.common.v1 import HashAlgorithm
 
     from provenance.attest import _bundle_verifier as impl
 
     check_form(data, origin)
     root = load_trusted_root(trusted_root)
-    hashed = None
+    target: bytes | Hashed | None = None
     if isinstance(artifact, Digest):
         if artifact.algorithm != "sha256":
             raise UsageError("a Sigstore artifact digest must be sha256")
-        hashed = Hashed(algorithm=HashAlgorithm.SHA2_256, digest=bytes.fromhex(artifact.hex))
-    elif artifact is not None:
-        from sigstore._utils import sha256_digest
-
-        hashed = sha256_digest(artifact)
+        target = Hashed(algorithm=HashAlgorithm.SHA2_256, digest=bytes.fromhex(artifact.hex))
+    else:
+        target = artifact
 
     try:
         verifier = impl.ProvVerifier(trusted_root=root)
         if key is not None:
-            keyed = verifier.verify_with_key(data, key, hashed)
+            keyed = verifier.verify_with_key(data, key, target)
             return BundleVerified(
                 media_type=json_media_type(data),
                 signer=f"key {_key_fingerprint(key)}",
@@ -389,45 +420,49 @@ def verify_bundle(
             )
         assert policy is not None
         impl.reject_unusable_material(data)
-        bundle = Bundle.from_json(data)
-        times = verifier._establish_time(bundle)
-        if bundle._dsse_envelope is not None:
-            payload_type, payload = verifier.verify_dsse(bundle, policy.to_sigstore())
-        else:
-            if hashed is None:
-                raise UsageError(f"{origin} signs an artifact: name the artifact to verify it")
-            verifier.verify_artifact(hashed, bundle, policy.to_sigstore())
-            payload_type, payload = None, None
+        loaded = verifier.load(data)
+        if loaded.bundle._inner.message_signature is not None and target is None:
+            raise UsageError(f"{origin} signs an artifact: name the artifact to verify it")
+        verified = verifier.verify_certificate_bundle(loaded, policy.to_sigstore(), target)
     except SigstoreError as e:
         raise VerificationError(
             f"{origin}: {_first_line(str(e))}",
             cause=_cause(e),
             hint="the bundle, the trust root or the identity policy does not match",
         ) from e
-    except (ValueError, OverflowError) as e:
+    except VerificationError as e:
+        raise VerificationError(
+            f"{origin}: {e.message}",
+            cause=e.cause,
+            hint=e.hint or "the bundle, the trust root or the identity policy does not match",
+        ) from e
+    except (ValueError, OverflowError, TypeError, KeyError, IndexError) as e:
         # What sigstore's parsers let through: DER that does not parse (certificate, timestamp
-        # token), integers beyond what a log entry or a date can hold.
+        # token), integers beyond what a log entry or a date can hold, fields of the wrong type.
         raise VerificationError(
             f"{origin}: the bundle is malformed: {_first_line(str(e))[:200]}",
             hint="the bundle was altered or damaged",
         ) from e
+    except (UnsupportedAlgorithm, ExtensionNotFound) as e:
+        raise VerificationError(
+            f"{origin}: the bundle's certificate cannot be used: {_first_line(str(e))[:200]}",
+        ) from e
     except ProvError:
         raise
     except Exception as e:  # a library bug must read as "not verified", never as a crash
-        # sigstore assumes what it does not check (an RSA certificate key ends in a TypeError
-        # deep inside it): whatever it raises, the bundle did not verify.
+        # sigstore assumes what it does not check: whatever it raises, the bundle did not verify.
         raise VerificationError(
             f"{origin}: sigstore could not check the bundle "
             f"({type(e).__name__}: {_first_line(str(e))[:200]})",
             hint="the certificate's key type or the bundle's form is one prov cannot verify",
         ) from e
     return BundleVerified(
-        media_type=bundle._inner.media_type,
+        media_type=loaded.bundle._inner.media_type,
         signer=policy.describe(),
-        payload_type=payload_type,
-        payload=payload,
-        signature=bundle.signature,
-        times=tuple(_time(t) for t in times),
+        payload_type=verified.payload_type,
+        payload=verified.payload,
+        signature=loaded.bundle.signature,
+        times=tuple(_time(t) for t in verified.times),
     )
 
 
@@ -467,7 +502,7 @@ def json_media_type(data: bytes) -> str:
     return str(_document(data, "bundle").get("mediaType", ""))
 
 
-def _key_fingerprint(key: ec.EllipticCurvePublicKey) -> str:
+def _key_fingerprint(key: SigningKey) -> str:
     import hashlib
 
     from cryptography.hazmat.primitives import serialization
