@@ -151,3 +151,39 @@ def collect(tmp_path: Path) -> Callable[..., Capture]:
         return collector.collect()
 
     return run
+
+
+def rewrite_object(root: Path, hexdigest: str, change: Callable[[bytes], bytes]) -> Path:
+    """Replace one object's bytes in place, wherever the store keeps it (a loose file, or its
+    range of a pack, where the length must stay); returns the file changed. For tamper tests."""
+    from provenance.digest import Digest
+
+    location = Store(root).locate(Digest("blake3", hexdigest))
+    location.path.chmod(0o644)
+    if not location.packed:
+        location.path.write_bytes(change(location.path.read_bytes()))
+        return location.path
+    with location.path.open("r+b") as handle:
+        handle.seek(location.offset)
+        new = change(handle.read(location.length))
+        assert len(new) == location.length, "a packed object keeps its length"
+        handle.seek(location.offset)
+        handle.write(new)
+    return location.path
+
+
+def unpack_store(root: Path) -> None:
+    """Turn every packed object into a loose file and remove the packs: the layout of a store
+    written before packs existed (still read and extended)."""
+    store = Store(root)
+    for index in store.indexes(refresh=True):
+        for raw, _, _ in index.entries():
+            hexdigest = raw.hex()
+            path = store.objects_dir / hexdigest[:2] / hexdigest[2:]
+            if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(index.read(index.find(raw) or 0))
+                path.chmod(0o444)
+        index.path.unlink()
+        index.pack_path.unlink()
+    store.forget_indexes()

@@ -24,8 +24,12 @@ from provenance._internal.proc import git, git_env, no_filters, safe_args
 from provenance.capture.base import Collector, Recorder, SourceOptions
 from provenance.errors import CollectorError, GitError, SourceGoneError
 from provenance.model import Capture, CaptureError
+from provenance.store.manifest import BLOB_NAME, MEDIA_TYPE, ManifestInfo, ManifestWriter
 from provenance.store.objects import FILE_CHUNK, SMALL_OBJECT, Store, Written
 
+MANIFEST_ABOVE = 1000
+"""A capture of more files than this keeps their list in a manifest blob (constant-size
+statement); smaller ones list every file in the statement, as they always did."""
 _SHA = re.compile(r"^[0-9a-f]{7,40}$")
 _URL = re.compile(r"^([a-z][a-z0-9+.-]*://|[^/:]+@[^/:]+:)", re.IGNORECASE)
 
@@ -187,10 +191,33 @@ class GitCollector(Collector):
         missing = [p for p in paths if p != "." and not any(_under(f["path"], p) for f in files)]
         blobs = [f for f in files if f["type"] == "blob"]
         hashed = _hash_blobs(repo, recorder.store, {f["oid"]: f["size"] for f in blobs})
+        if len(files) > MANIFEST_ABOVE:
+            info = _write_manifest(recorder.store, files, hashed)
+            recorder.add_blob(BLOB_NAME, info.blob, info.blob_size, MEDIA_TYPE)
+            return {"manifest": info.to_json(), "missing_paths": missing}
         for entry in blobs:
             hexdigest, size = hashed[entry["oid"]]
             recorder.add_blob(entry["path"], f"blake3:{hexdigest}", size)
         return {"files": files, "missing_paths": missing}
+
+
+def _write_manifest(
+    store: Store, files: list[dict[str, Any]], hashed: dict[str, tuple[str, int]]
+) -> ManifestInfo:
+    """The files as a manifest blob, one entry per file in path order (``store.manifest``):
+    the statement then carries its Merkle root and counts, not the list."""
+    writer = ManifestWriter(store, max_prefixes=0)
+    try:
+        for record in sorted(files, key=lambda f: str(f["path"])):
+            entry = {"key": record["path"], "mode": record["mode"], "type": record["type"]}
+            entry["oid"] = record["oid"]
+            if record["type"] == "blob":
+                entry["blake3"], entry["size"] = hashed[record["oid"]]
+            writer.add(entry)
+    except BaseException:
+        writer.abort()
+        raise
+    return writer.commit()
 
 
 def _under(path: str, prefix: str) -> bool:

@@ -94,6 +94,7 @@ def progress(ctx: click.Context) -> Any:
 from provenance.cli import (  # noqa: E402
     compare,
     export,
+    gc,
     inspect,
     oci,
     pack,
@@ -113,6 +114,7 @@ for command in (
     inspect.show,
     inspect.log,
     inspect.fsck,
+    gc.gc,
     oci.push,
     compare.diff,
     compare.check,

@@ -127,11 +127,16 @@ def log(store: Path | None, output_format: str) -> None:
 def fsck(ctx: click.Context, store: Path | None, config_path: Path) -> None:
     """Re-hash every object in the store. Exit 1 when one is corrupt.
 
-    Also removes what killed writers left behind: temp files in the store and, when
-    prov.toml is found, in its attestations folder.
+    Loose objects, then each pack from front to back. Also removes what killed
+    writers left behind: temp files and unindexed packs in the store and, when
+    prov.toml is found, temp files in its attestations folder. Counts the objects
+    no snapshot or note refers to (`prov gc` removes them).
     """
     from provenance._internal.files import sweep_temps
+    from provenance.digest import Digest
+    from provenance.errors import ProvError
     from provenance.store.objects import Store
+    from provenance.verify.reachable import reachable
 
     configured = _optional_config(config_path)
     attestations = configured.attestations_dir if configured else None
@@ -147,11 +152,30 @@ def fsck(ctx: click.Context, store: Path | None, config_path: Path) -> None:
     for name in report.in_flight + in_flight:
         click.echo(f"left alone (a write in progress, or not removable): {name}")
     for name in report.corrupt:
-        click.echo(f"CORRUPT: objects/{name[:2]}/{name[2:]}")
+        where = target.object_path(Digest("blake3", name)) if len(name) == 64 else None
+        shown = f"objects/{name[:2]}/{name[2:]}" if where and where.exists() else f"blake3:{name}"
+        click.echo(f"CORRUPT: {shown}")
+    for problem in report.damaged:
+        click.echo(f"DAMAGED: {problem}")
+    packs = f" ({report.packs} pack(s))" if report.packs else ""
     click.echo(
-        f"checked {report.checked} object(s) in {target.root}: {len(report.corrupt)} corrupt"
+        f"checked {report.checked} object(s), {report.bytes:,} bytes{packs} in {target.root}: "
+        f"{len(report.corrupt)} corrupt"
     )
-    if report.corrupt:
+    if not report.corrupt and not report.damaged:
+        try:
+            live = reachable(target).live
+        except ProvError as e:
+            click.echo(f"unreferenced objects not counted: {e.message}")
+        else:
+            unreferenced = [(n, s) for n, s in target.digests() if n not in live]
+            if unreferenced:
+                size = sum(s for _, s in unreferenced)
+                click.echo(
+                    f"{len(unreferenced)} object(s), {size:,} bytes, referenced by no snapshot "
+                    "or note: `prov gc` removes them"
+                )
+    if report.corrupt or report.damaged:
         ctx.exit(1)
 
 

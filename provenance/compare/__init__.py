@@ -3,6 +3,7 @@
 - ``diff``: per-kind comparison of two snapshots (documents by path, lists by identity, weights
   in percentage points, files, http exchanges, listings).
 - ``evidence``: the blobs a comparison may read, from a store or a pack.
+- ``gitmanifest``: a git capture's file manifest read back as its list of files.
 - ``claims``: claims files and their evaluation by the safe evaluator.
 - ``notes``: signed change notes tied to a snapshot.
 - ``recheck``: a snapshot's captures against the same sources now: same, changed, gone, failed.
@@ -13,4 +14,14 @@
 Comparisons read snapshots and their blobs, never live sources.
 """
 
-__all__ = ["claims", "diff", "evidence", "notes", "reads", "recheck", "timeline", "witness"]
+__all__ = [
+    "claims",
+    "diff",
+    "evidence",
+    "gitmanifest",
+    "notes",
+    "reads",
+    "recheck",
+    "timeline",
+    "witness",
+]

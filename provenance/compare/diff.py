@@ -42,6 +42,7 @@ from pydantic import Field, JsonValue
 from provenance._internal import canonical, documents
 from provenance.compare import pyconstants
 from provenance.compare.evidence import BlobSource, Evidence, NoBlobs
+from provenance.compare.gitmanifest import expand
 from provenance.model import Capture, Snapshot, WireModel
 
 SCHEMA: Final = "https://prov.dev/diff/v1"
@@ -860,6 +861,7 @@ def _compare_files(
 def compare_git(a: Capture, b: Capture, context: Context) -> Parts:
     """Commit and tree moved; files added / removed / changed with sizes; their contents."""
     parts = Parts()
+    a, b = expand(a, context.blobs_a), expand(b, context.blobs_b)  # a manifest's files listed
     document = _document("data", a.data, b.data, context.volatile, hide=("files",))
     if document:
         parts.documents.append(document)

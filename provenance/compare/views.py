@@ -15,6 +15,7 @@ from provenance._internal import documents
 from provenance._internal.safe_eval import Compiled, EvaluationError, Evaluator, View
 from provenance.compare import pyconstants
 from provenance.compare.evidence import BlobSource, Evidence
+from provenance.compare.gitmanifest import expand
 from provenance.model import Capture
 
 NAMES = ("captures", "snapshot", "cross_checks")
@@ -156,7 +157,7 @@ class CapturesView(View):
                 f"{where}[{key!r}]: snapshot {self.evidence.snapshot.label!r} has no capture "
                 f"of that source (it has: {names})"
             )
-        return CaptureView(capture, self.evidence.blobs)
+        return CaptureView(expand(capture, self.evidence.blobs), self.evidence.blobs)
 
 
 def names_for(evidence: Evidence) -> dict[str, Any]:

@@ -16,6 +16,7 @@ written, read, proven and diffed in memory that grows with ``log(n)``, never wit
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -576,3 +577,61 @@ def diff_manifests(
         limit=limit,
         depth=depth,
     )
+
+
+# -- file manifests of git captures -----------------------------------------------------------
+
+
+def file_manifest(capture: Capture) -> ManifestInfo | None:
+    """The file manifest of a git capture over many files; None for one that lists its files."""
+    if capture.kind != "git" or not isinstance(capture.data.get("manifest"), dict):
+        return None
+    return ManifestInfo.from_capture(capture)
+
+
+def summarise(lines: Iterable[bytes]) -> tuple[str, int, int]:
+    """(Merkle root, entry count, total size) of manifest lines: what a capture signs."""
+    tree = MerkleBuilder()
+    total = 0
+    for line in lines:
+        tree.add(leaf_hash(line))
+        size = json.loads(line).get("size", 0)
+        total += size if isinstance(size, int) else 0
+    return tree.root().hex(), tree.count, total
+
+
+def check_manifest(store: Store, info: ManifestInfo) -> None:
+    """Recompute a manifest's root, count and bytes from its blob; VerificationError if any
+    differs from what the capture says."""
+    root, count, total = summarise(iter_lines(store, info.blob))
+    if (root, count, total) != (info.root, info.count, info.bytes):
+        raise VerificationError(
+            f"manifest {info.blob} does not match its capture",
+            cause=f"root {root}, {count} entries, {total} bytes; the capture says root "
+            f"{info.root}, {info.count} entries, {info.bytes} bytes",
+        )
+
+
+def referenced_blobs(store: Store, capture: Capture) -> Iterator[tuple[str, str, int]]:
+    """(path, blake3 hex, size) of every file blob a capture's file manifest names."""
+    info = file_manifest(capture)
+    if info is None:
+        return
+    for line in iter_lines(store, info.blob):
+        entry = json.loads(line)
+        hexdigest = entry.get("blake3")
+        if isinstance(hexdigest, str):
+            yield str(entry["key"]), hexdigest, int(entry.get("size", 0))
+
+
+def capture_blobs(store: Store, capture: Capture) -> Iterator[tuple[str, str, int]]:
+    """(name, blake3 address, size) of every blob a capture refers to: its own list, then the
+    files its manifest names, once that manifest's root and counts are checked against the
+    capture (a git capture over many files)."""
+    for blob in capture.blobs:
+        yield blob.name, blob.digest, blob.size
+    info = file_manifest(capture)
+    if info is not None:
+        check_manifest(store, info)
+        for path, hexdigest, size in referenced_blobs(store, capture):
+            yield path, f"blake3:{hexdigest}", size

@@ -2,34 +2,40 @@
 
 Layout under the store root (``.prov`` by default)::
 
-    objects/ab/cdef...     an object: the bytes whose blake3 hex is "abcdef..." (read-only)
+    objects/ab/cdef...     a loose object: the bytes whose blake3 hex is "abcdef..." (read-only)
+    packs/<id>.pack, .idx  many small objects in one file, and its sorted index (see ``packs``)
     tmp/.tmp-<pid>-<id>    a write in progress; published by hard link, so never half-visible
     snapshots/<sha256>.json   the index of snapshots taken into this store (see ``SnapshotEntry``)
+    lock                   writers hold it shared, ``prov gc`` exclusive
 
 Objects are written once and never changed: a second write of the same bytes is a no-op, and two
-processes writing the same object race harmlessly because publishing is an exclusive link.
+processes writing the same object race harmlessly (an exclusive link, or a pack of their own).
 
-Every object is durable before it is published. Writing many objects at once (a git capture of a
-monorepo) goes through a ``Batch``: the same per-object guarantees, with the bytes of hundreds of
-objects made durable by one ``syncfs`` before they are linked (elsewhere, fsyncs issued from
-several threads so the journal commits them in groups), and each directory fsynced once.
+Every object is durable before it is visible. One object at a time (an attestation, a manifest,
+a large file) is a loose file, fsynced and linked. Many objects at once (a git capture of a
+monorepo) go through a ``Batch``, which appends them to a pack: one fsync for the pack, one for
+its index and one for the folder, however many objects it holds. Stores written before packs
+existed (loose objects only) are read and extended as they are.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
+import io
 import mmap
 import os
 import stat
 import threading
+import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import blake3
 from pydantic import BaseModel, ConfigDict, Field
@@ -40,20 +46,50 @@ from provenance._internal.files import (
     fsync_directory,
     publish,
     sweep_temps,
-    temp_name,
 )
-from provenance.digest import Digest, blake3_bytes, blake3_path
+from provenance.digest import Digest, blake3_path
 from provenance.errors import IntegrityError, StoreError, UsageError
+from provenance.store.packs import PACK_LIMIT, BadIndex, PackIndex, PackWriter, pack_in_flight
 
 DEFAULT_STORE = ".prov"
 SMALL_OBJECT = 8 << 20
-"""Objects up to this size are written from memory by a batch; larger ones are streamed."""
+"""Objects up to this size are written from memory by a batch, into its pack; larger ones are
+streamed into loose files."""
 FILE_CHUNK = 4 << 20
 """Reads of large files: big enough for blake3's threads to share, small for constant memory."""
 WRITEBACK = 64 << 20
 """Start writing a large object to disk every this many bytes, so the final fsync waits less."""
-_O_TMPFILE = getattr(os, "O_TMPFILE", 0)
-_PROC_FD: int | None = None  # /proc/self/fd, opened once: the directory unnamed files link from
+_LOCKS: dict[str, list[int]] = {}  # store root -> [lock file descriptor, Store objects using it]
+_LOCKS_GUARD = threading.Lock()
+
+
+def _acquire_lock_file(key: str, path: Path) -> int | None:
+    with _LOCKS_GUARD:
+        held = _LOCKS.get(key)
+        if held is not None:
+            held[1] += 1
+            return held[0]
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except OSError:
+                return None  # a read-only store: nothing will be written, nothing to guard
+        except OSError:
+            return None
+        _LOCKS[key] = [fd, 1]
+        return fd
+
+
+def _release_lock_file(key: str) -> None:
+    with _LOCKS_GUARD:
+        held = _LOCKS.get(key)
+        if held is not None:
+            held[1] -= 1
+            if held[1] == 0:
+                del _LOCKS[key]
+                os.close(held[0])  # the lock goes with the last descriptor
 
 
 class SnapshotEntry(BaseModel):
@@ -77,14 +113,31 @@ class Written:
     size: int
 
 
+@dataclass(frozen=True)
+class Location:
+    """Where an object's bytes are: a loose file (offset 0, its whole length) or a pack range."""
+
+    path: Path
+    offset: int
+    length: int
+    packed: bool
+
+
 @dataclass
 class FsckReport:
-    """What ``fsck`` found. Temp names are bare for tmp/, else relative to the store root."""
+    """What ``fsck`` found. Temp names are bare for tmp/, else relative to the store root.
+
+    ``checked`` counts distinct objects (an object in two packs, or loose and packed, once);
+    ``damaged`` names pack files that cannot be used (a bad index, a missing pack)."""
 
     checked: int = 0
+    bytes: int = 0
     corrupt: list[str] = field(default_factory=list)
+    damaged: list[str] = field(default_factory=list)
     removed_temp: list[str] = field(default_factory=list)
     in_flight: list[str] = field(default_factory=list)
+    packs: int = 0
+    duplicates: int = 0
 
 
 def _open_regular(path: Path) -> BinaryIO:
@@ -172,7 +225,7 @@ class BlobWriter:
         digest = Digest("blake3", self._hasher.hexdigest())
         final = self._store.object_path(digest)
         try:
-            if final.exists():
+            if self._store.has_hex(digest.hex):
                 # Already stored: these bytes were never promised to anyone, skip the fsync.
                 self._temp.unlink()
                 self._file.close()
@@ -215,21 +268,30 @@ class Store:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
         self.objects_dir = self.root / "objects"
+        self.packs_dir = self.root / "packs"
         self.tmp_dir = self.root / "tmp"
         self.snapshots_dir = self.root / "snapshots"
         self.cache_dir = self.root / "cache"
         self._objects_prefix = str(self.objects_dir) + os.sep
-        self._unnamed: bool | None = None  # O_TMPFILE + link works here (probed on first use)
+        self._indexes: dict[str, PackIndex] = {}
+        self._scanned = False
+        self._scan_lock = threading.Lock()
+        self._lock_key: str | None = None
 
     # -- set-up ----------------------------------------------------------------------------
 
     def init(self) -> Store:
-        """Create the store's directories if needed; returns self."""
+        """Create the store's directories if needed and hold its lock shared; returns self.
+
+        Writers call this: the shared lock keeps ``prov gc`` out until the process ends, so an
+        object found present (and not written again) is still there when a snapshot refers to it.
+        """
         try:
-            for directory in (self.objects_dir, self.tmp_dir, self.snapshots_dir):
+            for directory in (self.objects_dir, self.packs_dir, self.tmp_dir, self.snapshots_dir):
                 directory.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise os_error("create the store at", self.root, e) from e
+        self._hold_shared()
         return self
 
     def exists(self) -> bool:
@@ -243,9 +305,52 @@ class Store:
             )
         return self
 
+    # -- the writers' lock -------------------------------------------------------------------
+
+    def _lock_fd(self) -> int | None:
+        """This process's descriptor of the store's lock file, shared by every Store object of
+        the same root and closed when the last of them is gone."""
+        if self._lock_key is None:
+            key = os.path.realpath(self.root)
+            fd = _acquire_lock_file(key, self.root / "lock")
+            if fd is None:
+                return None
+            self._lock_key = key
+            weakref.finalize(self, _release_lock_file, key)
+        return _LOCKS[self._lock_key][0]
+
+    def _hold_shared(self) -> None:
+        fd = self._lock_fd()
+        if fd is not None:
+            with contextlib.suppress(OSError):  # blocks while a `prov gc` runs
+                fcntl.flock(fd, fcntl.LOCK_SH)
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the store's lock alone (``prov gc``): no writer is running, none starts."""
+        fd = self._lock_fd()
+        if fd is None:
+            raise StoreError(
+                f"could not lock the store at {self.root}",
+                hint="the store must be writable to be collected",
+            )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as e:
+            fcntl.flock(fd, fcntl.LOCK_SH)  # a conversion may have dropped ours
+            raise StoreError(
+                f"another prov process is writing into the store at {self.root}",
+                hint="run it again once the snapshot (or note) in progress has finished",
+            ) from e
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+
     # -- objects ---------------------------------------------------------------------------
 
     def object_path(self, digest: Digest) -> Path:
+        """Where the object is (or would be) as a loose file; see ``locate`` for packed ones."""
         if digest.algorithm != "blake3":
             raise ValueError(f"the store is keyed by blake3, not {digest.algorithm}")
         return self.objects_dir / digest.hex[:2] / digest.hex[2:]
@@ -286,42 +391,83 @@ class Store:
         with self.batch(workers=workers) as batch:
             return batch.put_files(paths)
 
+    # -- finding objects -------------------------------------------------------------------
+
+    def indexes(self, *, refresh: bool = False) -> list[PackIndex]:
+        """The pack indexes, mapped; ``refresh`` looks for packs published since."""
+        with self._scan_lock:
+            if refresh or not self._scanned:
+                self._scanned = True
+                try:
+                    names = sorted(os.listdir(self.packs_dir))
+                except OSError:
+                    names = []
+                for name in names:
+                    if name.endswith(".idx") and name[:-4] not in self._indexes:
+                        try:
+                            self._indexes[name[:-4]] = PackIndex(self.packs_dir / name)
+                        except (OSError, BadIndex):
+                            continue  # fsck names it; its objects are not offered
+            return list(self._indexes.values())
+
+    def register(self, index_path: Path) -> None:
+        """A pack this process just published: visible to its lookups without a rescan."""
+        with self._scan_lock:
+            if index_path.stem not in self._indexes:
+                with contextlib.suppress(OSError, BadIndex):
+                    self._indexes[index_path.stem] = PackIndex(index_path)
+
+    def forget_indexes(self) -> None:
+        """Unmap every index (after ``gc`` replaced the packs); the next lookup scans again."""
+        with self._scan_lock:
+            for index in self._indexes.values():
+                index.close()
+            self._indexes.clear()
+            self._scanned = False
+
+    def _find(self, raw: bytes, *, refresh: bool = True) -> tuple[PackIndex, int] | None:
+        for index in self.indexes():
+            position = index.find(raw)
+            if position is not None:
+                return index, position
+        if refresh:
+            known = set(self._indexes)
+            for index in self.indexes(refresh=True):
+                if index.name not in known:
+                    position = index.find(raw)
+                    if position is not None:
+                        return index, position
+        return None
+
     def has(self, digest: Digest) -> bool:
-        return self.has_hex(digest.hex) if digest.algorithm == "blake3" else False
+        if digest.algorithm != "blake3":
+            return False
+        if self.has_hex(digest.hex):
+            return True
+        return self._find(bytes.fromhex(digest.hex)) is not None  # a pack published since
 
     def has_hex(self, hexdigest: str) -> bool:
-        """``has`` for a blake3 hex string: a single stat, for loops over many objects."""
+        """``has`` for a blake3 hex string, for loops over many objects: the packs known to
+        this store object (a set lookup once warm), then one stat."""
+        raw = bytes.fromhex(hexdigest)
+        for index in self.indexes():
+            if raw in index:
+                return True
         return os.path.isfile(f"{self._objects_prefix}{hexdigest[:2]}{os.sep}{hexdigest[2:]}")
 
-    def _unnamed_files(self) -> bool:
-        """Whether objects can be written as unnamed files (O_TMPFILE) and linked by fd.
-
-        Probed once: it needs Linux, a filesystem that supports O_TMPFILE and a mounted /proc.
-        """
-        if self._unnamed is None:
-            self._unnamed = False
-            if _O_TMPFILE:
-                probe = temp_name(self.tmp_dir)
-                try:
-                    fd = os.open(self.tmp_dir, _O_TMPFILE | os.O_WRONLY, 0o444)
-                    try:
-                        os.link(str(fd), probe, src_dir_fd=self._proc_fd())
-                        self._unnamed = True
-                    finally:
-                        os.close(fd)
-                except OSError:
-                    pass
-                finally:
-                    with contextlib.suppress(OSError):
-                        probe.unlink()
-        return self._unnamed
-
-    @staticmethod
-    def _proc_fd() -> int:
-        global _PROC_FD
-        if _PROC_FD is None:
-            _PROC_FD = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY)
-        return _PROC_FD
+    def locate(self, digest: Digest) -> Location:
+        """Where an object's bytes are, or IntegrityError when it is not in the store."""
+        found = self._find(bytes.fromhex(digest.hex), refresh=False)
+        if found is None:
+            path = self.object_path(digest)
+            if path.is_file():
+                return Location(path, 0, path.stat().st_size, packed=False)
+            found = self._find(bytes.fromhex(digest.hex))
+        if found is None:
+            raise self._unreadable(digest, FileNotFoundError(str(self.object_path(digest))))
+        index, position = found
+        offset, length = index.entry(position)
+        return Location(index.pack_path, offset, length, packed=True)
 
     def _unreadable(self, digest: Digest, error: OSError) -> IntegrityError:
         if isinstance(error, FileNotFoundError):
@@ -336,7 +482,26 @@ class Store:
             hint="run `prov fsck` to check the store",
         )
 
+    def _packed(self, digest: Digest) -> bytes | None:
+        """A packed object's bytes, checked against its address; None when it is not packed."""
+        found = self._find(bytes.fromhex(digest.hex), refresh=False)
+        if found is None and not self.object_path(digest).exists():
+            found = self._find(bytes.fromhex(digest.hex))
+        if found is None:
+            return None
+        index, position = found
+        try:
+            data = index.read(position)
+        except OSError as e:
+            raise self._unreadable(digest, e) from e
+        _check(digest, data)
+        return data
+
     def open(self, digest: Digest) -> BinaryIO:
+        if digest.algorithm == "blake3":
+            data = self._packed(digest)
+            if data is not None:
+                return io.BytesIO(data)
         path = self.object_path(digest)
         try:
             return _open_regular(path)
@@ -347,12 +512,7 @@ class Store:
         """Read an object and check that its bytes still hash to its address."""
         with self.open(digest) as handle:
             data = handle.read()
-        actual = Digest("blake3", blake3.blake3(data).hexdigest())
-        if actual != digest:
-            raise IntegrityError(
-                f"object {digest} is corrupt: its bytes hash to {actual}",
-                hint="run `prov fsck` to list every corrupt object",
-            )
+        _check(digest, data)
         return data
 
     @contextlib.contextmanager
@@ -362,7 +522,12 @@ class Store:
         For one pass over a large object (a manifest of millions of lines) without copying it
         into this process: the pages are the page cache's, and blake3 hashes the mapping on
         every core. Objects are never modified in place, so the mapping cannot shrink under us.
+        A packed object (small by construction) is handed out as checked bytes.
         """
+        packed = self._packed(digest)
+        if packed is not None:
+            yield packed
+            return
         with self.open(digest) as handle:
             size = os.fstat(handle.fileno()).st_size
             if size == 0:  # an empty file cannot be mapped
@@ -385,6 +550,9 @@ class Store:
 
     def check(self, digest: Digest) -> int:
         """Re-hash one object in bounded memory; return its size or raise IntegrityError."""
+        packed = self._packed(digest)
+        if packed is not None:
+            return len(packed)
         try:
             path = self.object_path(digest)
             _require_regular(path)
@@ -396,17 +564,34 @@ class Store:
         return size
 
     def iter_objects(self) -> Iterator[Path]:
-        """Every file under objects/, in a stable order (names are checked by ``fsck``)."""
+        """Every loose file under objects/, in a stable order (names are checked by ``fsck``)."""
         if not self.objects_dir.is_dir():
             return
         for fan in sorted(self.objects_dir.iterdir()):
             yield from sorted(fan.iterdir())
 
-    def fsck(self) -> FsckReport:
-        """Re-hash every object; remove temp files whose writer is gone."""
-        report = FsckReport()
+    def digests(self) -> Iterator[tuple[str, int]]:
+        """(blake3 hex, size) of every object, loose then packed, each once."""
+        seen: set[str] = set()
         for path in self.iter_objects():
-            report.checked += 1
+            name = path.parent.name + path.name
+            if name not in seen:
+                seen.add(name)
+                with contextlib.suppress(OSError):
+                    yield name, path.stat().st_size
+        for index in self.indexes(refresh=True):
+            for raw, _, length in index.entries():
+                name = raw.hex()
+                if name not in seen:
+                    seen.add(name)
+                    yield name, length
+
+    def fsck(self) -> FsckReport:
+        """Re-hash every object (loose ones, then each pack front to back); remove temp files
+        whose writer is gone and packs that a killed writer never indexed."""
+        report = FsckReport()
+        seen: set[str] = set()
+        for path in self.iter_objects():
             name = path.parent.name + path.name
             try:
                 digest = Digest("blake3", name)
@@ -415,18 +600,88 @@ class Store:
                 continue
             try:
                 _require_regular(path)
-                actual, _ = blake3_path(path)
+                actual, size = blake3_path(path)
             except OSError:  # a directory, a FIFO or an unreadable file where an object should be
                 report.corrupt.append(name)
                 continue
             if actual != digest:
                 report.corrupt.append(name)
-        # Objects are staged in tmp/; index entries next to themselves in snapshots/.
-        for directory, prefix in ((self.tmp_dir, ""), (self.snapshots_dir, "snapshots/")):
+                continue
+            seen.add(name)
+            report.bytes += size
+        self._fsck_packs(report, seen)
+        report.checked = len(seen) + len(report.corrupt)
+        # Objects are staged in tmp/ and packs/; index entries next to themselves in snapshots/.
+        folders = (
+            (self.tmp_dir, ""),
+            (self.packs_dir, "packs/"),
+            (self.snapshots_dir, "snapshots/"),
+        )
+        for directory, prefix in folders:
             removed, in_flight = sweep_temps(directory)
             report.removed_temp += [prefix + name for name in removed]
             report.in_flight += [prefix + name for name in in_flight]
         return report
+
+    def _fsck_packs(self, report: FsckReport, seen: set[str]) -> None:
+        try:
+            names = sorted(os.listdir(self.packs_dir))
+        except OSError:
+            return
+        for name in names:
+            if name.endswith(".pack") and name[:-5] + ".idx" not in names:
+                self._orphan(self.packs_dir / name, report)
+        for name in names:
+            if not name.endswith(".idx"):
+                continue
+            try:
+                index = PackIndex(self.packs_dir / name)
+            except (OSError, BadIndex):
+                report.damaged.append(f"packs/{name}: not a readable pack index")
+                continue
+            try:
+                report.packs += 1
+                if not index.verify_checksum():
+                    report.damaged.append(f"packs/{name}: its checksum does not match its bytes")
+                    continue
+                try:
+                    pack = index.pack()
+                except OSError as e:
+                    report.damaged.append(f"packs/{index.name}.pack: unreadable ({e})")
+                    continue
+                with contextlib.suppress(OSError, AttributeError):
+                    pack.madvise(mmap.MADV_SEQUENTIAL)
+                view = memoryview(pack)
+                for raw, offset, length in sorted(index.entries(), key=lambda e: e[1]):
+                    hexdigest = raw.hex()
+                    if (
+                        offset + length > len(pack)
+                        or blake3.blake3(view[offset : offset + length]).digest() != raw
+                    ):
+                        report.corrupt.append(hexdigest)
+                        continue
+                    if hexdigest in seen:
+                        report.duplicates += 1
+                        continue
+                    seen.add(hexdigest)
+                    report.bytes += length
+                view.release()
+            finally:
+                index.close()
+
+    def _orphan(self, pack: Path, report: FsckReport) -> None:
+        """A pack without an index: a writer's in progress, or a killed writer's (removed)."""
+        if pack_in_flight(pack) or pack.with_suffix(".idx").exists():
+            report.in_flight.append(f"packs/{pack.name}")
+            return
+        try:
+            pack.unlink()
+        except FileNotFoundError:
+            return
+        except OSError:
+            report.in_flight.append(f"packs/{pack.name}")
+            return
+        report.removed_temp.append(f"packs/{pack.name}")
 
     # -- the snapshot index ----------------------------------------------------------------
 
@@ -451,66 +706,58 @@ class Store:
         return sorted(entries, key=lambda entry: (entry.created, entry.sha256))
 
 
-class Batch:
-    """Writes many objects concurrently with the guarantees of a single write.
+def _check(digest: Digest, data: bytes | bytearray | memoryview) -> None:
+    actual = blake3.blake3(data).hexdigest()
+    if actual != digest.hex:
+        raise IntegrityError(
+            f"object {digest} is corrupt: its bytes hash to blake3:{actual}",
+            hint="run `prov fsck` to list every corrupt object",
+        )
 
-    Each object is written to an unnamed file (``O_TMPFILE``; a temp file under ``tmp/`` where
-    the filesystem lacks it), made durable, then published by an exclusive link: an object never
-    appears before its bytes are on disk, and a crash leaves no half-written object. What a batch
-    changes: on Linux, unnamed files are written without a flush each and staged; every few
-    hundred objects one ``syncfs`` makes all their bytes durable at once, then they are linked
-    (elsewhere each object is fsynced, from ``workers`` threads, so the journal commits the
-    fsyncs in groups). Each directory that received objects is fsynced once, in ``close``. Until
-    ``close`` returns a crash may drop some new directory entries (never expose partial bytes);
-    callers record references to the objects only after it, as a snapshot does.
+
+class Batch:
+    """Writes many objects with the guarantees of a single write, into one pack.
+
+    Objects up to ``SMALL_OBJECT`` are appended to a pack of this batch's own (concurrent
+    batches never share one); larger ones become loose files. ``close`` makes the pack durable
+    with one fsync, then writes its index and fsyncs the folder: until it returns, none of the
+    batch's packed objects is visible, and a crash leaves none of them half-written. Callers
+    record references to the objects only after it, as a snapshot does. A pack that reaches
+    ``PACK_LIMIT`` bytes is published and another begun.
     """
 
     def __init__(self, store: Store, *, workers: int = 16) -> None:
         self._store = store
-        self._pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="prov-store")
-        self._window = 8 * max(1, workers)
-        self._pending: deque[tuple[Future[None], int]] = deque()
-        self._pending_bytes = 0
-        self._queued: set[str] = set()
+        self._workers = max(1, workers)
+        self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
-        self._fans: set[str] = set()
-        self._touched: set[str] = set()
-        self._new_fan = False
+        self._queued: set[bytes] = set()
+        self._pack: PackWriter | None = None
         self._closed = False
-        # Unnamed files written and not yet durable: (fd, final path, fan directory).
-        self._staged: list[tuple[int, str, str]] = []
-        self._stage = _syncfs() if store._unnamed_files() else None
-        self._stage_limit = _stage_limit()
 
     def put_bytes(self, data: bytes) -> Written:
         """Hash ``data`` now and queue its write; durable when the batch closes."""
-        digest = blake3_bytes(data)
-        if self._claim(digest.hex):
-            future = self._pool.submit(self._write, data, digest.hex)
-            self._pending.append((future, len(data)))
-            self._pending_bytes += len(data)
-            # Bound memory and open files: wait for the oldest writes once too much is queued.
-            while self._pending and (
-                len(self._pending) > self._window or self._pending_bytes > SMALL_OBJECT
-            ):
-                done, size = self._pending.popleft()
-                self._pending_bytes -= size
-                done.result()
-                self._flush_if_full()
-        return Written(digest, len(data))
+        if len(data) > SMALL_OBJECT:
+            return self._store.put_bytes(data)
+        raw = blake3.blake3(data).digest()
+        hexdigest = raw.hex()
+        if self._claim(raw, hexdigest):
+            self._append(raw, data)
+        return Written(Digest("blake3", hexdigest), len(data))
 
     def put_files(self, paths: Iterable[Path]) -> list[Written]:
         """Read, hash and write files in the batch's threads; results in input order."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="prov-store")
         results: list[Written] = []
         futures: deque[Future[Written]] = deque()
+        window = 8 * self._workers
         for path in paths:
             futures.append(self._pool.submit(self._put_path, path))
-            if len(futures) > self._window:
+            if len(futures) > window:
                 results.append(futures.popleft().result())
-                self._flush_if_full()
         for future in futures:
             results.append(future.result())
-            self._flush_if_full()
         return results
 
     def _put_path(self, path: Path) -> Written:
@@ -521,136 +768,57 @@ class Batch:
                 data = handle.readall()
         except OSError as e:
             raise os_error("read", path, e) from e
-        digest = blake3_bytes(data)
-        if self._claim(digest.hex):
-            self._write(data, digest.hex)
-        return Written(digest, len(data))
+        return self.put_bytes(data)
 
-    def _claim(self, hexdigest: str) -> bool:
+    def _claim(self, raw: bytes, hexdigest: str) -> bool:
         """True when this call should write the object: not stored, not queued already."""
         with self._lock:
-            if hexdigest in self._queued:
+            if raw in self._queued:
                 return False
-            self._queued.add(hexdigest)
+            self._queued.add(raw)
         return not self._store.has_hex(hexdigest)
 
-    def _fan(self, hexdigest: str) -> str:
-        fan = self._store._objects_prefix + hexdigest[:2]
-        if fan not in self._fans:
-            try:
-                os.mkdir(fan)
-                self._new_fan = True
-            except FileExistsError:
-                pass
-            except OSError as e:
-                raise os_error("write to the store at", self._store.root, e) from e
-            with self._lock:
-                self._fans.add(fan)
-        return fan
-
-    def _write(self, data: bytes, hexdigest: str) -> None:
+    def _append(self, raw: bytes, data: bytes) -> None:
         store = self._store
-        fan = self._fan(hexdigest)
-        final = f"{fan}{os.sep}{hexdigest[2:]}"
-        try:
-            if self._stage is not None:
-                fd = os.open(fan, _O_TMPFILE | os.O_WRONLY, 0o444)
-                try:
-                    _write_all(fd, data)
-                except BaseException:
-                    os.close(fd)  # an unnamed file vanishes with its last descriptor
-                    raise
-                with self._lock:
-                    self._staged.append((fd, final, fan))
-                return
-            if store._unnamed_files():
-                fd = os.open(fan, _O_TMPFILE | os.O_WRONLY, 0o444)
-                try:
-                    _write_all(fd, data)
-                    os.fsync(fd)
-                    try:
-                        # linkat(AT_SYMLINK_FOLLOW) on /proc/self/fd/N names the unnamed file.
-                        os.link(str(fd), final, src_dir_fd=store._proc_fd())
-                    except FileExistsError:
-                        return
-                finally:
-                    os.close(fd)
-            else:
-                temp, fd = create_temp(store.tmp_dir, 0o444)
-                try:  # the fd holds the temp file's lock until it is published or removed
-                    _write_all(fd, data)
-                    os.fsync(fd)
-                    if not publish(temp, Path(final), overwrite=False, sync_directory=False):
-                        return
-                except BaseException:
-                    with contextlib.suppress(FileNotFoundError):
-                        temp.unlink()
-                    raise
-                finally:
-                    os.close(fd)
-        except OSError as e:
-            raise os_error("write to the store at", store.root, e) from e
         with self._lock:
-            self._touched.add(fan)
-
-    def _flush_if_full(self) -> None:
-        if len(self._staged) >= self._stage_limit:
-            self._flush()
-
-    def _flush(self) -> None:
-        """Make the staged files' bytes durable with one syncfs, then link them into place."""
-        with self._lock:
-            staged, self._staged = self._staged, []
-        if not staged:
-            return
-        assert self._stage is not None
-        try:
-            if self._stage(staged[0][0]) != 0:
-                code = _errno()
-                raise OSError(code, os.strerror(code))
-            proc = self._store._proc_fd()
-
-            def link(item: tuple[int, str, str]) -> str:
-                fd, final, fan = item
-                # linkat(AT_SYMLINK_FOLLOW) on /proc/self/fd/N names the unnamed file.
-                with contextlib.suppress(FileExistsError):
-                    os.link(str(fd), final, src_dir_fd=proc)
-                return fan
-
-            fans = set(self._pool.map(link, staged))
-            with self._lock:
-                self._touched |= fans
-        except OSError as e:
-            raise os_error("write to the store at", self._store.root, e) from e
-        finally:
-            for fd, _, _ in staged:
-                os.close(fd)
-
-    def _discard_staged(self) -> None:
-        with self._lock:
-            staged, self._staged = self._staged, []
-        for fd, _, _ in staged:
-            os.close(fd)
+            if self._closed:
+                raise StoreError("the batch is closed")
+            try:
+                if self._pack is None:
+                    store.packs_dir.mkdir(exist_ok=True)  # a store from before packs
+                    self._pack = PackWriter(store.packs_dir)
+                self._pack.add(raw, data)
+                if self._pack.size >= PACK_LIMIT:
+                    pack, self._pack = self._pack, None
+                    store.register(pack.publish())
+            except OSError as e:
+                raise os_error("write to the store at", store.root, e) from e
 
     def close(self) -> None:
-        """Wait for every write, then fsync each directory that changed. Raises the first error."""
+        """Publish the pack: durable first, then visible. Raises the first error."""
         if self._closed:
             return
-        self._closed = True
         try:
-            for future, _ in self._pending:
-                future.result()
-            self._flush()
-            directories = sorted(self._touched)
-            if self._new_fan:
-                directories.append(str(self._store.objects_dir))
-            try:
-                list(self._pool.map(lambda d: fsync_directory(Path(d)), directories))
-            except OSError as e:
-                raise os_error("write to the store at", self._store.root, e) from e
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+            with self._lock:
+                self._closed = True
+                pack, self._pack = self._pack, None
+            if pack is not None:
+                try:
+                    self._store.register(pack.publish())
+                except OSError as e:
+                    pack.abort()
+                    raise os_error("write to the store at", self._store.root, e) from e
         finally:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._discard_staged()  # after an error: nothing half-done is ever linked
+            self._discard()
+
+    def _discard(self) -> None:
+        with self._lock:
+            self._closed = True
+            pack, self._pack = self._pack, None
+        if pack is not None:
+            pack.abort()  # after an error: nothing half-done becomes visible
 
     def __enter__(self) -> Batch:
         return self
@@ -664,53 +832,6 @@ class Batch:
         if exc_type is None:
             self.close()
         else:
-            self._closed = True
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._discard_staged()
-
-
-_SYNCFS: Any = None
-
-
-def _syncfs() -> Callable[[int], int] | None:
-    """libc's ``syncfs(2)``: every dirty page of one filesystem written and committed, in one
-    call. None where there is none (not Linux, no C library found)."""
-    global _SYNCFS
-    if _SYNCFS is None:
-        _SYNCFS = False
-        try:
-            import ctypes
-
-            function = ctypes.CDLL(None, use_errno=True).syncfs
-        except (OSError, AttributeError):
-            pass
-        else:
-            function.argtypes = [ctypes.c_int]
-            function.restype = ctypes.c_int
-            _SYNCFS = function
-    return _SYNCFS or None
-
-
-def _errno() -> int:
-    import ctypes
-
-    return ctypes.get_errno()
-
-
-def _stage_limit() -> int:
-    """Objects staged per syncfs: many, but within a quarter of the open-file limit (each staged
-    object holds a descriptor until it is linked)."""
-    try:
-        import resource
-    except ImportError:  # not a Unix
-        return 256
-    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    if soft == resource.RLIM_INFINITY or soft < 0:
-        soft = 1 << 16
-    return max(16, min(1024, (soft - 256) // 4))
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+            if self._pool is not None:
+                self._pool.shutdown(wait=True, cancel_futures=True)
+            self._discard()

@@ -31,7 +31,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -39,7 +39,15 @@ from provenance import __version__
 from provenance.digest import Digest
 from provenance.errors import InputError, PackError, StoreError, UsageError
 from provenance.model import Snapshot, utc_now
-from provenance.store.objects import Batch, BlobWriter, SnapshotEntry, Store
+from provenance.store.manifest import referenced_blobs
+from provenance.store.objects import (
+    SMALL_OBJECT,
+    Batch,
+    BlobWriter,
+    Location,
+    SnapshotEntry,
+    Store,
+)
 
 SCHEMA = "https://prov.dev/evidence-pack/v1"
 MANIFEST = "manifest.json"
@@ -135,18 +143,21 @@ class PackInput:
 
 def write_pack(source: PackInput, store: Store, output: Path) -> Manifest:
     """Write the pack to ``output`` (atomically; refuses to overwrite). Returns its manifest."""
-    files: list[tuple[str, Role, bytes | Path]] = [
+    files: list[tuple[str, Role, Content]] = [
         (f"attestation/{source.attestation.name}", "attestation", source.attestation)
     ]
     if source.timestamp is not None:
         files.append((f"attestation/{source.timestamp.name}", "timestamp", source.timestamp))
     seen: set[str] = set()
     for capture in source.snapshot.captures:
-        for blob in capture.blobs:
-            digest = Digest.parse(blob.digest)
-            if digest.hex not in seen:
-                seen.add(digest.hex)
-                files.append((f"blobs/{digest.hex}", "blob", store.object_path(digest)))
+        named = [Digest.parse(blob.digest).hex for blob in capture.blobs]
+        # A git capture over many files names its files' blobs in its manifest.
+        named += [hexdigest for _, hexdigest, _ in referenced_blobs(store, capture)]
+        for hexdigest in named:
+            if hexdigest not in seen:
+                seen.add(hexdigest)
+                location = store.locate(Digest("blake3", hexdigest))
+                files.append((f"blobs/{hexdigest}", "blob", location))
     for key in source.keys:
         files.append((f"keys/{_safe_key_name(key)}", "key", key))
     if source.trusted_root is not None:
@@ -197,13 +208,28 @@ def _safe_key_name(path: Path) -> str:
     return f"{stem or 'key'}.pub"
 
 
-def _sha256_of(content: bytes | Path) -> tuple[str, int]:
+Content = bytes | Path | Location
+"""A member's bytes: in memory, a file, or an object's range in the store (maybe a pack)."""
+
+
+def _open(content: Path | Location) -> tuple[BinaryIO, int]:
+    """A handle at the start of the bytes, and how many there are."""
+    if isinstance(content, Path):
+        handle = content.open("rb")
+        return handle, os.fstat(handle.fileno()).st_size
+    handle = content.path.open("rb")
+    handle.seek(content.offset)
+    return handle, content.length
+
+
+def _sha256_of(content: Content) -> tuple[str, int]:
     if isinstance(content, bytes):
         return hashlib.sha256(content).hexdigest(), len(content)
     hasher, size = hashlib.sha256(), 0
     try:
-        with content.open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
+        handle, length = _open(content)
+        with handle:
+            while size < length and (chunk := handle.read(min(1 << 20, length - size))):
                 hasher.update(chunk)
                 size += len(chunk)
     except FileNotFoundError as e:
@@ -211,7 +237,7 @@ def _sha256_of(content: bytes | Path) -> tuple[str, int]:
     return hasher.hexdigest(), size
 
 
-def _add(tar: tarfile.TarFile, name: str, content: bytes | Path) -> None:
+def _add(tar: tarfile.TarFile, name: str, content: Content) -> None:
     # Deterministic headers: no owner, no time, no mode beyond read.
     info = tarfile.TarInfo(name)
     info.mode = 0o444
@@ -220,9 +246,9 @@ def _add(tar: tarfile.TarFile, name: str, content: bytes | Path) -> None:
         info.size = len(content)
         tar.addfile(info, io.BytesIO(content))
         return
-    info.size = content.stat().st_size
-    with content.open("rb") as handle:
-        tar.addfile(info, handle)
+    handle, info.size = _open(content)
+    with handle:
+        tar.addfile(info, handle)  # reads exactly info.size bytes
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -383,18 +409,23 @@ def _extract(tar: tarfile.TarFile, root: Path, path: Path) -> Manifest:
 
 def _stock_store(manifest: Manifest, root: Path, store: Store, path: Path) -> None:
     # Blobs move into a store layout; the store's own hashing proves each name is its blake3.
-    Store.init(store)
-    for member in manifest.named("blob"):
-        source = root / member.name
-        with source.open("rb") as handle, BlobWriter(store) as writer:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                writer.write(chunk)
-            written = writer.commit()
-        if written.digest.hex != member.name.removeprefix("blobs/"):
-            raise PackError(
-                f"{path}: blob {member.name} holds bytes whose blake3 is {written.digest.hex}"
-            )
-        source.unlink()
+    for directory in (store.objects_dir, store.packs_dir, store.tmp_dir, store.snapshots_dir):
+        directory.mkdir(parents=True, exist_ok=True)
+    with Batch(store) as batch:  # small blobs into one pack, large ones streamed
+        for member in manifest.named("blob"):
+            source = root / member.name
+            if member.size <= SMALL_OBJECT:
+                written = batch.put_bytes(source.read_bytes())
+            else:
+                with source.open("rb") as handle, BlobWriter(store) as writer:
+                    for chunk in iter(lambda: handle.read(1 << 20), b""):
+                        writer.write(chunk)
+                    written = writer.commit()
+            if written.digest.hex != member.name.removeprefix("blobs/"):
+                raise PackError(
+                    f"{path}: blob {member.name} holds bytes whose blake3 is {written.digest.hex}"
+                )
+            source.unlink()
     (root / "blobs").mkdir(exist_ok=True)
     (root / "blobs").rmdir()
 

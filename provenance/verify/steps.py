@@ -28,6 +28,7 @@ from provenance.attest.statement import check_subject
 from provenance.digest import Digest
 from provenance.errors import IntegrityError, ProvError, UsageError, VerificationError
 from provenance.model import PREDICATE_TYPE, Snapshot
+from provenance.store.manifest import capture_blobs
 from provenance.store.objects import Store
 
 if TYPE_CHECKING:
@@ -360,18 +361,28 @@ def label_from_filename(path: Path) -> str | None:
 def check_blobs(snapshot: Snapshot, store: Store) -> str:
     count = size = 0
     for capture in snapshot.captures:
-        for blob in capture.blobs:
-            digest = Digest.parse(blob.digest)
+        try:  # a manifest's files too, once its root and counts match the capture
+            blobs = list(capture_blobs(store, capture))
+        except IntegrityError as e:
+            raise VerificationError(
+                f"the manifest of source {capture.source!r}: {e.message}", hint=e.hint
+            ) from e
+        except VerificationError as e:
+            raise VerificationError(
+                f"the manifest of source {capture.source!r}: {e.message}", cause=e.cause
+            ) from e
+        for name, address, expected in blobs:
+            digest = Digest.parse(address)
             try:
                 actual_size = store.check(digest)
             except IntegrityError as e:
                 raise VerificationError(
-                    f"blob {blob.name!r} of source {capture.source!r}: {e.message}", hint=e.hint
+                    f"blob {name!r} of source {capture.source!r}: {e.message}", hint=e.hint
                 ) from e
-            if actual_size != blob.size:
+            if actual_size != expected:
                 raise VerificationError(
-                    f"blob {blob.name!r} of source {capture.source!r} has {actual_size} bytes, "
-                    f"the snapshot says {blob.size}"
+                    f"blob {name!r} of source {capture.source!r} has {actual_size} bytes, "
+                    f"the snapshot says {expected}"
                 )
             count += 1
             size += actual_size

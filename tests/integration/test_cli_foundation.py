@@ -7,10 +7,13 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import blake3
 import pytest
 from click.testing import Result
 
-from tests.conftest import GitRepo
+from tests.conftest import GitRepo, rewrite_object
+
+README_BLOB = blake3.blake3(b"# marin\n").hexdigest()
 
 Prov = Callable[..., Result]
 
@@ -95,14 +98,8 @@ def tamper_payload_type(path: Path, project: Path) -> None:
 
 
 def tamper_blob(path: Path, project: Path) -> None:
-    store = project / ".prov" / "objects"
-    # The README's blob: find it by content and flip one byte.
-    for obj in store.rglob("*"):
-        if obj.is_file() and obj.read_bytes() == b"# marin\n":
-            obj.chmod(0o644)
-            obj.write_bytes(b"# marim\n")
-            return
-    raise AssertionError("blob not found")
+    # The README's blob (in a pack or a loose file): flip one byte.
+    rewrite_object(project / ".prov", README_BLOB, lambda data: data.replace(b"n", b"m"))
 
 
 @pytest.mark.parametrize(
@@ -235,7 +232,7 @@ def test_fsck_exits_1_on_a_corrupt_object(milestone: Path, project: Path, prov: 
     tamper_blob(milestone, project)
     result = prov("fsck")
     assert result.exit_code == 1
-    assert "CORRUPT: objects/" in result.stdout
+    assert f"CORRUPT: blake3:{README_BLOB}" in result.stdout
 
 
 def test_a_label_is_never_overwritten(milestone: Path, prov: Prov) -> None:

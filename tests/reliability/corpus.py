@@ -27,6 +27,9 @@ from typing import Any, Literal
 from cryptography.hazmat.primitives.asymmetric import utils
 
 from provenance._internal import canonical
+from provenance.digest import Digest
+from provenance.store.objects import Store
+from tests.conftest import unpack_store
 from tests.reliability.evidence import PAYLOAD_TYPE, Evidence
 
 Kind = Literal["must-fail", "equivalent"]
@@ -1010,9 +1013,13 @@ def statement_envelope() -> Iterator[Case]:
 # -- the store and replays ---------------------------------------------------------------------
 
 
-def _store_copy(ev: Evidence, work: Path) -> Path:
+def _store_copy(ev: Evidence, work: Path, *, loose: bool = True) -> Path:
+    """A copy of the evidence's store; ``loose``: its packs turned into loose files (the layout
+    before packs, still read), so that each harm below reaches one object's own file."""
     store = work / "store"
     shutil.copytree(ev.store, store, symlinks=True)
+    if loose:
+        unpack_store(store)
     return store
 
 
@@ -1084,6 +1091,66 @@ def store_damage() -> Iterator[Case]:
                 damage(index, how),
                 STEP5 + rf"blob '[^']+' of source 'code': object blake3:[0-9a-f]+ {message}",
             )
+    yield from pack_damage()
+
+
+def pack_damage() -> Iterator[Case]:
+    """The same blobs in the store's pack: its bytes, its index, the files themselves."""
+
+    def damage(how: Callable[[Path, Path, Path], None]) -> Callable[..., Trial]:
+        def make(ev: Evidence, work: Path) -> Trial:
+            store = _store_copy(ev, work, loose=False)
+            hex_ = _blob_path(store, ev, 0)[0]
+            pack = Store(store).locate(Digest("blake3", hex_.parent.name + hex_.name)).path
+            index = pack.with_suffix(".idx")
+            for path in (index, pack):
+                path.chmod(0o644)
+            how(store, index, pack)
+            file = put(work, ev.attestation("m1").read_bytes())
+            return Trial(file, (*ev.trust("alice"), "--store", str(store)))
+
+        return make
+
+    def flip_blob(store: Path, index: Path, pack: Path) -> None:
+        data = bytearray(pack.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        pack.write_bytes(bytes(data))
+
+    def flip_index_digest(store: Path, index: Path, pack: Path) -> None:
+        data = bytearray(index.read_bytes())
+        data[8 + 8 + 1024] ^= 0x80  # the first digest: its object is no longer found
+        index.write_bytes(bytes(data))
+
+    def flip_index_offset(store: Path, index: Path, pack: Path) -> None:
+        data = bytearray(index.read_bytes())
+        count = int.from_bytes(data[8:16], "little")
+        for position in range(count):  # every offset moved by one: wrong bytes everywhere
+            at = 8 + 8 + 1024 + 32 * count + 8 * position
+            data[at] ^= 0x01
+        index.write_bytes(bytes(data))
+
+    harms: dict[str, tuple[Callable[[Path, Path, Path], None], str]] = {
+        "pack-byte-flipped": (flip_blob, "is corrupt"),
+        "pack-truncated": (
+            lambda s, i, p: p.write_bytes(p.read_bytes()[:12]),
+            "cannot be read from the store",
+        ),
+        "pack-deleted": (lambda s, i, p: p.unlink(), "is missing from the store"),
+        "index-deleted": (lambda s, i, p: i.unlink(), "is missing from the store"),
+        "index-truncated": (
+            lambda s, i, p: i.write_bytes(i.read_bytes()[:100]),
+            "is missing from the store",
+        ),
+        "index-digest-flipped": (flip_index_digest, "is missing from the store"),
+        "index-offsets-moved": (flip_index_offset, "is corrupt"),
+    }
+    for name, (how, message) in harms.items():
+        yield Case(
+            f"store/{name}",
+            "must-fail",
+            damage(how),
+            STEP5 + rf"blob '[^']+' of source 'code': object blake3:[0-9a-f]+ {message}",
+        )
 
 
 def replays() -> Iterator[Case]:

@@ -50,7 +50,8 @@ def check_consistent(project: Project, label: str) -> str:
         assert entry.label == label and attestations, "an index entry without its attestation"
     if attestations:
         return "after the attestation" if entries else "between attestation and index"
-    objects = sum(1 for _ in (project.store / "objects").rglob("*") if _.is_file())
+    folders = (project.store / "objects", project.store / "packs")
+    objects = sum(1 for folder in folders for path in folder.rglob("*") if path.is_file())
     return "during the capture" if objects else "before the first object"
 
 

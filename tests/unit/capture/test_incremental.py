@@ -5,7 +5,7 @@
   the blobs that changed.
 * The cache is never trusted past the store: a deleted object or a damaged cache segment makes
   the blob be read and stored again.
-* Batch writes (unnamed files, parallel fsync) store exactly what single writes store.
+* Batch writes (one pack, one fsync) store exactly what single writes (loose files) store.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from provenance.capture.git import GitCollector, GitOptions
 from provenance.digest import WINDOW, Digest, blake3_file, blake3_path
 from provenance.model import Capture
 from provenance.store import objects as store_module
+from provenance.store.gc import collect
 from provenance.store.objects import SMALL_OBJECT, Store
 from tests.conftest import GitRepo
 
@@ -117,11 +118,13 @@ def test_a_deleted_object_is_read_again_not_trusted(
     store = Store(tmp_path / "store")
     first = capture(repo, store)
     victim = next(b for b in first.blobs if b.name == "data/blob.bin")
-    path = store.object_path(Digest.parse(victim.digest))
-    path.chmod(0o644)
-    path.unlink()
+    # gc drops it (nothing refers to it here); the packed objects move to a new pack.
+    live = {name for name, _ in store.digests()} - {Digest.parse(victim.digest).hex}
+    with store.exclusive():
+        report = collect(store, live)
+    assert report.removed == 1 and not store.has(Digest.parse(victim.digest))
 
-    second = capture(repo, store)
+    second = capture(repo, Store(tmp_path / "store"))
     same_observation(first, second)
     assert len(requested[-1]) == 1  # just that blob
     assert store.check(Digest.parse(victim.digest)) == victim.size
@@ -158,39 +161,39 @@ def _open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-@pytest.mark.parametrize("mode", ["syncfs", "o_tmpfile", "temp-files"])
+@pytest.mark.parametrize("limit", [1 << 30, 3000])
 def test_batch_writes_equal_single_writes(
-    tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, limit: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """syncfs: unnamed files staged and made durable together (3 per syncfs here, so several
-    rounds); o_tmpfile: each unnamed file fsynced (no syncfs); temp-files: no O_TMPFILE."""
+    """A batch packs what single writes leave loose: the same objects, the same bytes. With a
+    3,000-byte pack limit the batch publishes several packs as it goes."""
     contents = [os.urandom(n) for n in (0, 1, 100, 4096, 70_000)] + [b"same"] * 3
     contents += [os.urandom(n % 300) for n in range(40)]
     single = Store(tmp_path / "single").init()
     expected = [single.put_bytes(data) for data in contents]
 
     batched = Store(tmp_path / "batched").init()
-    if mode == "syncfs":
-        monkeypatch.setattr(store_module, "_stage_limit", lambda: 3)
-    elif mode == "o_tmpfile":
-        monkeypatch.setattr(store_module, "_syncfs", lambda: None)
-    else:
-        batched._unnamed = False  # as on a filesystem without O_TMPFILE
+    monkeypatch.setattr(store_module, "PACK_LIMIT", limit)
     fds = _open_fds()
     with batched.batch(workers=4) as batch:
-        assert (batch._stage is not None) == (mode == "syncfs")
         written = [batch.put_bytes(data) for data in contents]
-    assert _open_fds() == fds
+        if limit > 70_000:  # nothing published before the batch closes
+            assert not any(Store(batched.root).has(w.digest) for w in written)
     assert written == expected
+    assert list(batched.iter_objects()) == []  # all packed
+    packs = len(batched.indexes(refresh=True))
+    assert (packs > 2) if limit == 3000 else (packs == 1)
+    assert _open_fds() == fds + packs  # one per mapped index, none for the packs
     for data, item in zip(contents, written, strict=True):
-        path = batched.object_path(item.digest)
-        assert path.read_bytes() == data
-        assert stat.S_IMODE(path.stat().st_mode) == 0o444
-    assert sorted(p.name for p in batched.iter_objects()) == sorted(
-        p.name for p in single.iter_objects()
-    )
+        assert batched.read(item.digest) == data
+        location = batched.locate(item.digest)
+        assert location.packed and location.length == len(data)
+        assert not stat.S_IMODE(location.path.stat().st_mode) & 0o222
+    assert sorted(batched.digests()) == sorted(single.digests())
     assert list(batched.tmp_dir.iterdir()) == []
-    assert batched.fsck().corrupt == []
+    assert [p.name for p in batched.packs_dir.iterdir() if p.name.startswith(".tmp")] == []
+    report = batched.fsck()
+    assert report.corrupt == [] and report.checked == len({w.digest for w in written})
 
 
 def test_put_files_equals_put_file(tmp_path: Path) -> None:
@@ -214,7 +217,7 @@ def test_a_failed_batch_write_raises(tmp_path: Path) -> None:
         batch.put_files([tmp_path / "missing"])
 
 
-def test_a_batch_left_by_an_error_links_nothing_staged_and_closes_every_file(
+def test_a_batch_left_by_an_error_publishes_nothing_and_closes_every_file(
     tmp_path: Path,
 ) -> None:
     store = Store(tmp_path / "store").init()
@@ -223,8 +226,8 @@ def test_a_batch_left_by_an_error_links_nothing_staged_and_closes_every_file(
         written = [batch.put_bytes(os.urandom(100)) for _ in range(5)]
         raise RuntimeError("the caller failed")
     assert _open_fds() == fds
-    if store._unnamed_files() and store_module._syncfs() is not None:
-        assert not any(store.has(item.digest) for item in written)
+    assert not any(store.has(item.digest) for item in written)
+    assert list(store.packs_dir.iterdir()) == []
 
 
 @pytest.mark.parametrize("size", [0, 1, 1 << 20, WINDOW - 1, WINDOW, WINDOW + 1, 2 * WINDOW + 7])
