@@ -26,7 +26,6 @@ import fcntl
 import io
 import mmap
 import os
-import stat
 import threading
 import weakref
 from collections import deque
@@ -49,7 +48,14 @@ from provenance._internal.files import (
 )
 from provenance.digest import Digest, blake3_path
 from provenance.errors import IntegrityError, StoreError, UsageError
-from provenance.store.packs import PACK_LIMIT, BadIndex, PackIndex, PackWriter, pack_in_flight
+from provenance.store.packs import (
+    PACK_LIMIT,
+    BadIndex,
+    PackIndex,
+    PackWriter,
+    open_regular,
+    pack_in_flight,
+)
 
 DEFAULT_STORE = ".prov"
 SMALL_OBJECT = 8 << 20
@@ -147,10 +153,8 @@ def _open_regular(path: Path) -> BinaryIO:
     (``verify --store`` and ``fsck`` hung on one): it is opened without blocking, looked at,
     and refused.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd = open_regular(path)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:

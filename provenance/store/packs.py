@@ -49,7 +49,7 @@ class BadIndex(ValueError):
     """An index file that is not one, or whose checksum does not match its bytes."""
 
 
-def _open_regular(path: Path) -> int:
+def open_regular(path: Path) -> int:
     """A read-only descriptor of a regular file; a FIFO or a device is an OSError, not a hang."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -59,7 +59,7 @@ def _open_regular(path: Path) -> int:
 
 
 def _map(path: Path, minimum: int) -> mmap.mmap:
-    fd = _open_regular(path)
+    fd = open_regular(path)
     try:
         size = os.fstat(fd).st_size
         if size < minimum:
@@ -188,7 +188,7 @@ class PackIndex:
         if self._pack is not None:
             data = self._pack[offset : offset + length]
         else:
-            fd = _open_regular(self.pack_path)
+            fd = open_regular(self.pack_path)
             try:
                 data = os.pread(fd, length, offset)
             finally:
