@@ -31,8 +31,9 @@ format: install ## Apply ruff's formatting and safe fixes
 	$(BIN)/ruff format provenance tests benchmarks
 	$(BIN)/ruff check --fix provenance tests benchmarks
 
-schemas: install ## Regenerate schemas/ from the models
+schemas: install ## Regenerate schemas/ and docs/config.md (the prov.toml reference) from the models
 	$(BIN)/python -m provenance.render.schemas schemas
+	$(BIN)/python -m provenance.render.config_doc docs/config.md
 
 demo: install ## The embedded Marin demo: two milestones captured, signed, verified, diffed, checked
 	$(BIN)/python examples/marin/demo.py --out out/marin-demo

@@ -28,19 +28,31 @@ class _Section(BaseModel):
 
 
 class StoreSection(_Section):
-    path: str = ".prov"
+    """Where captured bytes are kept (content-addressed by blake3)."""
+
+    path: str = Field(
+        default=".prov", description="the store folder; `--store` and `PROV_STORE` override it"
+    )
 
 
 class AttestationsSection(_Section):
-    dir: str = "attestations"
+    """Where signed snapshots are written, one file per label."""
+
+    dir: str = Field(default="attestations", description="the folder of `LABEL.intoto.jsonl` files")
 
 
 class DefaultsSection(_Section):
+    """Limits every source gets unless it sets its own."""
+
     timeout: float = Field(
         default=30.0, gt=0, allow_inf_nan=False, description="seconds per request"
     )
-    concurrency: int = Field(default=8, ge=1, le=256)
-    retries: int = Field(default=3, ge=0, le=20)
+    concurrency: int = Field(
+        default=8, ge=1, le=256, description="sources collected at once (1 to 256)"
+    )
+    retries: int = Field(
+        default=3, ge=0, le=20, description="new tries after a transient failure (0 to 20)"
+    )
     backoff: float = Field(default=0.5, ge=0, le=60, description="seconds before the first retry")
 
 

@@ -37,8 +37,8 @@ class SourceOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str
-    kind: str
+    name: str = Field(description="unique in prov.toml: diffs and claims name sources by it")
+    kind: str = Field(description="which collector: " + ", ".join(f"`{k}`" for k in REGISTRY))
     timeout: float | None = Field(
         default=None, gt=0, allow_inf_nan=False, description="seconds; overrides [defaults]"
     )

@@ -35,12 +35,17 @@ _URL = re.compile(r"^([a-z][a-z0-9+.-]*://|[^/:]+@[^/:]+:)", re.IGNORECASE)
 
 
 class GitOptions(SourceOptions):
+    """A git repository at a ref: the commit, its tree and every chosen file's blake3."""
+
     repo: str = Field(min_length=1, description="a local path (relative to prov.toml) or a URL")
     # No leading '-': a ref must never be read by git as an option.
     ref: str = Field(
         default="HEAD", pattern=r"^[^-\s]\S*$", description="branch, tag or commit sha"
     )
-    paths: list[str] = Field(default_factory=list, description="limit to these paths")
+    paths: list[str] = Field(
+        default_factory=list,
+        description="files or folders to capture (default: all); one that names nothing fails",
+    )
 
 
 class GitCollector(Collector):

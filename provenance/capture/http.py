@@ -42,8 +42,10 @@ _PROVIDER_DIGESTS = ("etag", "x-goog-hash", "x-amz-version-id", "content-md5", "
 
 
 class HttpOptions(SourceOptions):
+    """One HTTP(S) request: status, headers, body, every redirect hop and the TLS peer."""
+
     url: str = Field(description="http:// or https:// URL (signed query values are redacted)")
-    method: Literal["GET", "HEAD"] = "GET"
+    method: Literal["GET", "HEAD"] = Field(default="GET", description="HEAD keeps no body")
     headers: dict[str, str] = Field(
         default_factory=dict,
         description="extra request headers; ${VAR} takes a value from the environment",
@@ -54,8 +56,10 @@ class HttpOptions(SourceOptions):
         description="follow redirects to another host at a loopback / private / link-local "
         "address (the configured URL is always used as configured)",
     )
-    follow_redirects: bool = True
-    max_redirects: int = Field(default=10, ge=0, le=50)
+    follow_redirects: bool = Field(
+        default=True, description="follow 3xx answers (each hop is recorded)"
+    )
+    max_redirects: int = Field(default=10, ge=0, le=50, description="hops before giving up")
     ca_bundle: str | None = Field(default=None, description="PEM file of trusted CAs")
 
     @field_validator("url")

@@ -39,11 +39,17 @@ _MAX_PAGES = 10_000
 
 
 class HuggingFaceOptions(SourceOptions):
+    """A Hugging Face Hub repository at a revision: its commit, file list and chosen files."""
+
     repo: str = Field(description="namespace/name on the Hub")
-    repo_type: Literal["model", "dataset", "space"] = "model"
+    repo_type: Literal["model", "dataset", "space"] = Field(
+        default="model", description="the kind of Hub repository"
+    )
     revision: str = Field(default="main", min_length=1, description="branch, tag or commit sha")
     files: list[str] = Field(default_factory=list, description="small files to download and hash")
-    max_file_bytes: int = Field(default=64 << 20, ge=0)
+    max_file_bytes: int = Field(
+        default=64 << 20, ge=0, description="a larger file in `files` is recorded, not downloaded"
+    )
     endpoint: str | None = Field(default=None, description="overrides HF_ENDPOINT")
 
     @field_validator("repo")

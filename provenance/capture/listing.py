@@ -50,17 +50,23 @@ CONTENT_BLOB_NAME = "content-manifest.jsonl"
 
 
 class ListingOptions(SourceOptions):
+    """An object-store prefix or folder: a manifest of every object, rolled up into a root."""
+
     url: str = Field(min_length=1, description="s3://, gs://, hf://, file:// or a local path")
     endpoint_url: str | None = Field(default=None, description="an S3-compatible endpoint")
-    region: str | None = None
+    region: str | None = Field(default=None, description="S3: the bucket's region")
     anonymous: bool = Field(default=True, description="false: use the ecosystem's credentials")
     versions: bool = Field(default=False, description="S3: record each object's version id")
     content: bool = Field(default=False, description="re-hash every object's bytes (blake3)")
     ray_address: str | None = Field(
         default=None, description='hash on Ray: "auto", "ray://HOST:10001" or "local"'
     )
-    shard_objects: int = Field(default=1000, ge=1, le=1_000_000)
-    shard_bytes: int = Field(default=1 << 30, ge=1)
+    shard_objects: int = Field(
+        default=1000, ge=1, le=1_000_000, description="content mode: objects per hashing shard"
+    )
+    shard_bytes: int = Field(
+        default=1 << 30, ge=1, description="content mode: bytes per hashing shard at most"
+    )
     reuse: bool = Field(
         default=True, description="keep the hashes of objects unchanged since the last snapshot"
     )

@@ -29,6 +29,8 @@ _TRANSIENT = frozenset({"timeout", "connect", "reset"})
 
 
 class OciOptions(SourceOptions):
+    """A container image by digest: manifest(s), config, layers and labels."""
+
     image: str = Field(min_length=1, description="registry/repository:tag or ...@sha256:<hex>")
     platform: str | None = Field(
         default=None, description="for an index: the os/arch[/variant] to describe"

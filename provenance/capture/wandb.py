@@ -68,6 +68,8 @@ query Run($project: String!, $entity: String!, $name: String!) {
 
 
 class WandbOptions(SourceOptions):
+    """A Weights & Biases run (from the API or a local run folder): config and summary."""
+
     run: str | None = Field(default=None, description="entity/project/run_id")
     path: str | None = Field(
         default=None, validate_default=True, description="a local run directory instead"

@@ -6,6 +6,17 @@
   ``site.json``; ``site_html``: its pages; ``svgplot``: its inline charts).
 - ``witnesses``: recheck reports, witness runs and the evidence per capture, as text.
 - ``schemas``: the JSON Schemas of every document prov writes (``schemas/``).
+- ``config_doc``: ``docs/config.md``, the prov.toml reference, from the option models.
 """
 
-__all__ = ["report", "schemas", "site", "site_html", "site_model", "svgplot", "warc", "witnesses"]
+__all__ = [
+    "config_doc",
+    "report",
+    "schemas",
+    "site",
+    "site_html",
+    "site_model",
+    "svgplot",
+    "warc",
+    "witnesses",
+]
