@@ -47,7 +47,7 @@ class LogItem:
 
 def timeline(store: Store) -> list[LogItem]:
     notes = [entry.ref() for entry in change_notes.entries(store)]
-    witnesses = [entry.ref() for entry in witness_entries(store)]
+    witnesses = [entry.ref(store) for entry in witness_entries(store)]
     items: list[LogItem] = []
     where: dict[str, int] = {}  # snapshot sha256 -> its item, for rechecks that come later
     previous: Snapshot | None = None

@@ -19,12 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from provenance import __version__
 from provenance._internal import canonical
 from provenance._internal.files import atomic_write
+from provenance.attest import dsse
 from provenance.attest import statement as statements
 from provenance.attest.signing import Attester
 from provenance.capture.recheck import Recollected
 from provenance.compare.recheck import SourceCheck, link
-from provenance.digest import sha256_bytes
-from provenance.errors import StoreError, UsageError
+from provenance.digest import Digest, sha256_bytes
+from provenance.errors import ProvError, StoreError, UsageError
 from provenance.model import (
     WITNESS_PREDICATE_TYPE,
     Snapshot,
@@ -133,6 +134,9 @@ class WitnessRef(WireModel):
     region: str | None = None
     witnessed: list[str] = Field(description="sources witnessed")
     signers: list[str] = Field(default_factory=list)
+    problem: str | None = Field(
+        default=None, description="why the index entry does not match the statement it names"
+    )
 
 
 class WitnessEntry(BaseModel):
@@ -148,7 +152,26 @@ class WitnessEntry(BaseModel):
     path: str | None = Field(default=None, description="where the statement file was written")
     signers: list[str] = Field(default_factory=list)
 
-    def ref(self) -> WitnessRef:
+    def check(self, store: Store) -> str | None:
+        """Re-read the statement this entry names: None when it is the one indexed, else why.
+
+        Integrity, not trust: the signatures are checked by ``prov verify``, with keys.
+        """
+        if self.attestation is None:
+            return "the statement is not kept in the store"
+        try:
+            document = store.read(Digest.parse(self.attestation))
+            envelope = dsse.parse(document.strip(), origin=self.attestation)
+            predicate = canonical.loads(envelope.payload)["predicate"]
+            same = Witness.model_validate(predicate) == self.witness
+        except (ProvError, ValueError, KeyError, TypeError) as e:
+            return f"the statement cannot be read: {e}"
+        if sha256_bytes(envelope.payload).hex != self.id or not same:
+            return "the index entry does not match the statement it names"
+        return None
+
+    def ref(self, store: Store | None = None) -> WitnessRef:
+        """The entry for a timeline; with ``store``, re-read and checked first."""
         witness = self.witness
         return WitnessRef(
             id=self.id,
@@ -159,6 +182,7 @@ class WitnessEntry(BaseModel):
             region=witness.vantage.region,
             witnessed=[c.source for c in witness.witnessed],
             signers=self.signers,
+            problem=self.check(store) if store is not None else None,
         )
 
 

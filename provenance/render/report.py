@@ -767,6 +767,10 @@ def _log_change_line(item: LogItem) -> str:
 def _witness_line(witness: WitnessRef) -> str:
     where = witness.operator + (f" ({witness.region})" if witness.region else "")
     key = f"; key {witness.signers[0][:16]}" if witness.signers else ""
+    if witness.problem:
+        return escape.text(
+            f"{witness.created[:19]}Z  witness index entry ({where}) refused: {witness.problem}"
+        )
     return escape.text(
         f"{witness.created[:19]}Z  witness {where}: {len(witness.witnessed)} capture(s) "
         f"witnessed{key}"

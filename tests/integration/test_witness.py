@@ -387,3 +387,14 @@ def test_a_witness_records_the_address_a_source_saw_it_from(
     assert vantage["operator"]  # the host name, when no --operator is given
     statement = json.loads(_payload(Path(json.loads(result.stdout)["statement"])))
     assert statement["predicate"]["vantage"]["reported_ip"] == "127.0.0.1"  # signed, not only shown
+
+
+def test_log_does_not_take_a_hand_edited_witness_index_at_its_word(run: Run) -> None:
+    _witness(run, "aws", "us-east-1")
+    [entry] = (run.root / ".prov" / "witnesses").glob("*.json")
+    forged = json.loads(entry.read_text())
+    forged["witness"]["vantage"]["region"] = "eu-north-1"
+    entry.write_text(json.dumps(forged))
+    text = run.ok("log").stdout
+    assert "witness aws (eu-north-1): 6 capture(s) witnessed" not in text
+    assert "witness index entry (aws (eu-north-1)) refused: the index entry does not match" in text
