@@ -21,7 +21,9 @@ from provenance.publish.release import GitHubReleases, asset_for, upload_assets
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
-WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml")) + sorted(
+    (ROOT / "examples" / "workflows").glob("*.yml")
+)
 BIN = Path(sys.executable).parent
 
 
@@ -265,6 +267,8 @@ def _run_steps(
             continue  # setup-python and pip install: this venv already has prov
         if ("inputs.mode == 'witness'" in step.get("if", "")) != (mode == "witness"):
             continue  # the other mode's steps
+        if "inputs.site == 'true'" in step.get("if", "") and context.get("inputs.site") != "true":
+            continue  # the site is built only when asked
         if "steps.witness.outputs.statement != ''" in step.get("if", "") and not context.get(
             "steps.witness.outputs.statement"
         ):
@@ -393,3 +397,65 @@ def test_action_witness_mode_end_to_end(
     assert result.exit_code == 0, result.output
     [capture] = json.loads(result.stdout)["observers"]["captures"]
     assert capture["witnesses"] == 1 and capture["observers"][1]["operator"] == "acme-audit"
+
+
+def test_action_site_end_to_end(
+    github: LocalGitHub, project: Path, make_repo, tmp_path: Path, prov: Callable[..., Result]
+) -> None:  # type: ignore[no-untyped-def]
+    """site: true, at the second release: both releases' packs on one verified site."""
+    from tests import site_checks
+
+    repo = make_repo("code")
+    (project / "prov.toml").write_text(
+        f'[[sources]]\nname = "launcher"\nkind = "git"\nrepo = "{repo.path}"\nref = "HEAD"\n'
+    )
+    (project / "claims.toml").write_text(
+        '[[claims]]\nname = "steps"\nclaimed = 390251\n'
+        "derived = \"captures['launcher'].commit != ''\"\n"
+    )
+    assert prov("keygen", "ci").exit_code == 0
+    runner_temp = tmp_path / "runner"
+    runner_temp.mkdir()
+    summary = tmp_path / "summary.md"
+    base_env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PROV_", "GITHUB_"))},
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "RUNNER_TEMP": str(runner_temp),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_API_URL": github.url,
+        "GITHUB_REPOSITORY": github.repository,
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_WORKFLOW_REF": f"{github.repository}/.github/workflows/p.yml@refs/tags/v1",
+    }
+    for number, tag in enumerate(("v0.9", "v1.0")):
+        repo.write("train.py", f"steps = {390139 + 112 * number}\n")
+        repo.commit()
+        github.add_release(tag)
+        context = {
+            "inputs.config": "prov.toml",
+            "inputs.signing": "key",
+            "inputs.private-key": (project / "keys/ci.key").read_text(),
+            "inputs.public-key": "keys/ci.pub",
+            "inputs.release-tag": tag,
+            "inputs.upload": "attestation,pack",
+            "inputs.on-existing": "replace",
+            "inputs.github-token": github.token,
+            "inputs.site": "true" if tag == "v1.0" else "false",
+            "inputs.site-claims": "claims.toml",
+            "inputs.site-title": "",
+            "inputs.site-history": "",
+        }
+        (tmp_path / tag).mkdir()
+        ran = _run_steps(context, base_env, project, tmp_path / tag, "snapshot")
+    assert ran[-1] == "Provenance site"
+    site = Path(context["steps.site.outputs.site"])
+    document = site_checks.check_downloads(site)
+    assert [(m["label"], m["verification"]["verified"]) for m in document["milestones"]] == [
+        ("v0.9", True),
+        ("v1.0", True),
+    ]
+    assert document["title"] == github.repository
+    (interval,) = document["intervals"]
+    assert interval["sources_changed"] == 1
+    site_checks.check_links(site)
+    assert "### Provenance site" in summary.read_text() and "v1.0: verified" in summary.read_text()
