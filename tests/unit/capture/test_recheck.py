@@ -172,3 +172,28 @@ def test_a_force_pushed_branch_whose_commit_was_collected_is_gone(
     repo.git("gc", "-q", "--prune=now")
     check = classify(recollect_one(original, _context(tmp_path)), NoBlobs(), NoBlobs())
     assert check.outcome == "gone" and first[:12] in check.detail
+
+
+def test_a_local_listing_and_a_local_wandb_run_replay_relative_to_the_base_folder(
+    collect: Callable[..., Capture], tmp_path: Path
+) -> None:
+    """A path in a request is relative to prov.toml's folder; a recheck gives that folder."""
+    project = tmp_path  # where the `collect` fixture's prov.toml is
+    (project / "data").mkdir(parents=True)
+    (project / "data" / "a.bin").write_bytes(b"a")
+    run = project / "run" / "files"
+    run.mkdir(parents=True)
+    (run / "config.yaml").write_text("lr:\n  value: 0.001\n")
+    listing = collect({"name": "store", "kind": "listing", "url": "data"})
+    wandb = collect({"name": "run", "kind": "wandb", "path": "run"})
+    for original in (listing, wandb):
+        again = recollect_one(original, _context(tmp_path / "elsewhere", base=project))
+        assert classify(again, NoBlobs(), NoBlobs()).outcome == "same", original.kind
+    (project / "data" / "b.bin").write_bytes(b"b")
+    (run / "config.yaml").write_text("lr:\n  value: 0.002\n")
+    store = _context(tmp_path / "later", base=project)
+    outcomes = {
+        original.kind: classify(recollect_one(original, store), NoBlobs(), NoBlobs()).outcome
+        for original in (listing, wandb)
+    }
+    assert outcomes == {"listing": "changed", "wandb": "changed"}
