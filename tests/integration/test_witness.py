@@ -398,3 +398,15 @@ def test_log_does_not_take_a_hand_edited_witness_index_at_its_word(run: Run) -> 
     text = run.ok("log").stdout
     assert "witness aws (eu-north-1): 6 capture(s) witnessed" not in text
     assert "witness index entry (aws (eu-north-1)) refused: the index entry does not match" in text
+
+
+def test_an_evidence_pack_can_be_rechecked_with_its_own_blobs(run: Run) -> None:
+    run.ok("pack", ATTESTATION, "-o", "m1.evidence.tar", "--key", "keys/publisher.pub")
+    (run.root / ".prov").rename(run.root / "elsewhere")  # only the pack holds the blobs now
+    run.state(2)
+    report = run.json("recheck", "m1.evidence.tar", code=1)
+    assert _outcomes(report)["store-artifact"] == "changed"
+    launcher = next(s for s in report["sources"] if s["source"] == "launcher")
+    # The attested files are read from the pack, the new ones from the recheck's own store.
+    assert {f["content"] for f in launcher["diff"]["files"]} == {"compared"}
+    assert not (run.root / ".prov").exists()  # an unsigned recheck keeps nothing
