@@ -15,7 +15,10 @@ import pytest
 ARTIFACTS = Path(__file__).parent / "artifacts"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="needs headless Chromium to lay out the page: apt-get install chromium (.ci/run does)",
+)
 
 QUIET = (
     "--headless",

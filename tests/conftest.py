@@ -36,7 +36,10 @@ GIT_ENV = {
 def shared() -> Path:
     """The read-only ../shared folder of third-party test data; skips the test without it."""
     if not SHARED.is_dir():
-        pytest.skip(f"{SHARED} is absent")
+        pytest.skip(
+            "needs the third-party test data (sigstore-conformance cases, real W&B and object "
+            f"store files) in ../shared, not found at {SHARED}: put it there or set PROV_SHARED=DIR"
+        )
     return SHARED
 
 

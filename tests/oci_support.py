@@ -70,7 +70,7 @@ def sha256(data: bytes) -> str:
 def need_registry() -> str:
     binary = shutil.which("docker-registry")
     if binary is None:
-        pytest.skip("docker-registry is not installed (apt-get install docker-registry)")
+        pytest.skip("needs a local OCI registry: apt-get install docker-registry (.ci/run does)")
     return binary
 
 
@@ -245,7 +245,9 @@ class Registry:
             users = directory / "htpasswd"
             tool = shutil.which("htpasswd")
             if tool is None:
-                pytest.skip("htpasswd is not installed (apt-get install apache2-utils)")
+                pytest.skip(
+                    "needs htpasswd for the registry's users: apt-get install apache2-utils"
+                )
             for user, password in USERS.items():
                 create = [] if users.exists() else ["-c"]
                 subprocess.run(

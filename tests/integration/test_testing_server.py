@@ -151,7 +151,7 @@ def test_the_real_w_and_b_client_query_is_answered(
 ) -> None:
     source = shared / "marin" / "wandb" / "graphql_queries_wandb_0.31.0.graphql"
     if not source.is_file():
-        pytest.skip("the recorded W&B query text is absent")
+        pytest.skip(f"{source} is not in this copy of ../shared: update it (PROV_SHARED=DIR)")
     document = "\n".join(
         line for line in source.read_text().splitlines() if not line.lstrip().startswith("#")
     )

@@ -126,7 +126,10 @@ def fill(folder: Path, leave: int) -> Path:
 def test_a_full_tmpfs_at_every_stage(scratch: Path, medium_repo: Path, signing_keys: Path) -> None:
     if not mounts.can_mount():
         figures.note("faults", "tmpfs full-disk cases skipped: mounting is not permitted here")
-        pytest.skip("mounting a tmpfs is not permitted here (RLIMIT_FSIZE covers the full disk)")
+        pytest.skip(
+            "mounting a tmpfs needs root (CAP_SYS_ADMIN): run as root, as CI does "
+            "(RLIMIT_FSIZE still covers the full disk)"
+        )
     disk = scratch / "small-disk"
     with mounts.tmpfs(disk, 8 << 20):
         empty = shutil.disk_usage(disk).free
@@ -204,7 +207,9 @@ def test_a_read_only_store(ready: Project, how: str) -> None:
     with mounts.read_only(ready.store, how) as worked:
         if not worked:
             figures.note("faults", f"read-only store by {how}: not possible here, skipped")
-            pytest.skip(f"{how} does not work here")
+            pytest.skip(
+                f"a {how} needs root (mount, chattr from e2fsprogs): run as root, as CI does"
+            )
         code, err = run_prov(ready, *ready.snapshot_args("m2"))
         assert_clear_failure(code, err, "permission denied")
         assert listing(ready.store) == before
@@ -227,7 +232,9 @@ def test_a_read_only_attestations_folder(ready: Project, how: str) -> None:
     with mounts.read_only(ready.attestations, how) as worked:
         if not worked:
             figures.note("faults", f"read-only attestations by {how}: not possible, skipped")
-            pytest.skip(f"{how} does not work here")
+            pytest.skip(
+                f"a {how} needs root (mount, chattr from e2fsprogs): run as root, as CI does"
+            )
         code, err = run_prov(ready, *ready.snapshot_args("m2"))
         assert_clear_failure(code, err, "could not write the attestation")
         assert "permission denied" in err
@@ -241,7 +248,9 @@ def test_a_read_only_attestations_folder(ready: Project, how: str) -> None:
 def test_a_store_owned_by_someone_else(medium_repo: Path, signing_keys: Path) -> None:
     prefix = mounts.nobody_prefix()
     if prefix is None:
-        pytest.skip("setpriv is missing or we are not root: cannot run as nobody")
+        pytest.skip(
+            "running as nobody needs root and setpriv (util-linux): run as root, as CI does"
+        )
     # nobody must reach everything but the store: a world-readable folder, not pytest's 0700.
     root = Path(tempfile.mkdtemp(prefix="prov-nobody-"))
     try:

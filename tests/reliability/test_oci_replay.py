@@ -19,7 +19,8 @@ from tests.reliability import figures
 from tests.reliability.evidence import Evidence, run_cli
 
 pytestmark = pytest.mark.skipif(
-    shutil.which("docker-registry") is None, reason="needs docker-registry (see .ci/run)"
+    shutil.which("docker-registry") is None,
+    reason="needs a local OCI registry: apt-get install docker-registry (.ci/run does)",
 )
 
 

@@ -315,7 +315,7 @@ def test_real_object_store_error_documents_are_parsed(
 ) -> None:
     document = shared / "marin" / "objectstore" / name
     if not document.is_file():
-        pytest.skip(f"{name} is absent")
+        pytest.skip(f"{document} is not in this copy of ../shared: update it (PROV_SHARED=DIR)")
     route = Route(
         "/bucket/key",
         status=403,

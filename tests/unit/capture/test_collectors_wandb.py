@@ -260,7 +260,9 @@ def test_real_run_directories_read_the_same_in_both_formats(
     tinylm = shared / "marin" / "wandb" / "tinylm_wandb_0.24.2"
     yolo = shared / "marin" / "wandb" / "yolov4dota_wandb_0.13.2"
     if not tinylm.is_dir() or not yolo.is_dir():
-        pytest.skip("the real W&B run directories are absent")
+        pytest.skip(
+            f"{tinylm.parent} lacks the real run folders: update ../shared (PROV_SHARED=DIR)"
+        )
 
     real_tiny = collect({"name": "tinylm", "kind": "wandb", "path": str(tinylm)})
     real_yolo = collect({"name": "yolo", "kind": "wandb", "path": str(yolo)})
@@ -301,7 +303,7 @@ def test_real_run_directories_read_the_same_in_both_formats(
 def test_the_constructed_graphql_answer_parses_with_exact_integers(shared: Path) -> None:
     path = shared / "marin" / "wandb" / "constructed_graphql_Run_response_hero.json"
     if not path.is_file():
-        pytest.skip("the constructed GraphQL answer is absent")
+        pytest.skip(f"{path} is not in this copy of ../shared: update it (PROV_SHARED=DIR)")
     run = json.loads(path.read_bytes())["data"]["project"]["run"]
     data = _run_data(run)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ray = pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[dev]')")
+ray = pytest.importorskip("ray", reason="needs ray: pip install -e '.[dev]' (make install does)")
 
 from provenance._internal.objectstore import StoreSpec  # noqa: E402
 from provenance.capture.base import CollectContext  # noqa: E402

@@ -13,8 +13,10 @@ from typing import Any
 import blake3
 import pytest
 
-pytest.importorskip("moto", reason="moto[server] is not installed (pip install -e '.[dev]')")
-pytest.importorskip("s3fs", reason="s3fs is not installed (pip install -e '.[dev]')")
+pytest.importorskip(
+    "moto", reason="needs moto[server]: pip install -e '.[dev]' (make install does)"
+)
+pytest.importorskip("s3fs", reason="needs s3fs: pip install -e '.[dev]' (make install does)")
 
 from s3server import S3Server
 

@@ -41,7 +41,7 @@ def test_listing_50k_files_in_bounded_memory() -> None:
 @run_slow
 @pytest.mark.skipif(
     not os.access("/dev/shm", os.W_OK),
-    reason="needs a writable /dev/shm: creating a million files on disk would time the disk",
+    reason="needs a writable /dev/shm (a million files on disk would time the disk): mount one",
 )
 def test_listing_a_million_files_under_500_mib() -> None:
     """Acceptance 2 at full size."""
