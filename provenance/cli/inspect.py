@@ -66,7 +66,7 @@ def show(snapshot: str, store: Path | None, output_format: str) -> None:
         if capture.error:
             click.echo(text(f"  error: {capture.error.type}: {capture.error.message}"))
         for key, value in capture.data.items():
-            click.echo(text(f"  {key}: {_summary(value)}"))
+            click.echo(text(f"  {key}: {_manifest_line(value) or _summary(value)}"))
         if capture.blobs:
             total = sum(b.size for b in capture.blobs)
             click.echo(f"  blobs: {len(capture.blobs)} ({total:,} bytes) in the store")
@@ -74,6 +74,19 @@ def show(snapshot: str, store: Path | None, output_format: str) -> None:
         click.echo("\ncross-checks:")
         for key, check in sorted(snap.cross_checks.items()):
             click.echo(text(f"  {key}: {check.result.upper()}: {check.detail}"))
+
+
+def _manifest_line(value: Any) -> str | None:
+    """A manifest's signed summary: entries, bytes, Merkle root (the list is in its blob)."""
+    if not isinstance(value, dict) or value.get("format") != "prov-manifest/v1":
+        return None
+    count, size = value.get("count"), value.get("bytes")
+    if not isinstance(count, int) or not isinstance(size, int):
+        return None
+    return (
+        f"{count:,} entries, {size:,} bytes, Merkle root {value.get('root')} "
+        f"(the list: {value.get('blob')}; `prov prove` proves one entry)"
+    )
 
 
 def _summary(value: Any) -> str:
