@@ -261,15 +261,19 @@ def count(
         witness_keys = [o for o in observers if o.role == "witness"]
         levels, missing = _levels(capture, len(witness_keys), time_anchored)
         met = True
-        quorum = None
-        if policy is not None:
-            met, quorum = policy.evaluate(witness_keys)
-        elif required is not None:
+        lines = []
+        if required is not None:  # both hold when both are asked for
             met = len(witness_keys) >= required
             regions = {o.region for o in witness_keys if o.region}
-            quorum = f"{len(witness_keys)} of {required} required witnesses" + (
-                f", {len(regions)} region(s)" if regions else ""
+            lines.append(
+                f"{len(witness_keys)} of {required} required witnesses"
+                + (f", {len(regions)} region(s)" if regions else "")
             )
+        if policy is not None:
+            held, line = policy.evaluate(witness_keys)
+            met = met and held
+            lines.append(line)
+        quorum = "; ".join(lines) or None
         captures.append(
             CaptureEvidence(
                 source=capture.source,
