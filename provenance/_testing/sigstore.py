@@ -41,6 +41,12 @@ _OID_ISSUER_V1 = ObjectIdentifier("1.3.6.1.4.1.57264.1.1")
 _OID_ISSUER_V2 = ObjectIdentifier("1.3.6.1.4.1.57264.1.8")
 _OID_SOURCE_REPO_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.12")
 _OID_SOURCE_REPO_REF = ObjectIdentifier("1.3.6.1.4.1.57264.1.14")
+_OID_SOURCE_REPO_OWNER_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.16")
+# What GitHub's Fulcio adds for a workflow and `gh attestation verify` reads: the workflow that
+# signed and the one that defined the build (both the SAN here), and the runner kind.
+_OID_BUILD_SIGNER_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.9")
+_OID_RUNNER_ENVIRONMENT = ObjectIdentifier("1.3.6.1.4.1.57264.1.11")
+_OID_BUILD_CONFIG_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.18")
 _OID_SCT_LIST = ObjectIdentifier("1.3.6.1.4.1.11129.2.4.2")
 
 
@@ -182,10 +188,20 @@ class LocalSigstore:
             )
             if self.repository:
                 uri = f"https://github.com/{self.repository}"
+                owner = f"https://github.com/{self.repository.split('/')[0]}"
                 builder = builder.add_extension(
                     x509.UnrecognizedExtension(_OID_SOURCE_REPO_URI, _der_utf8(uri)),
                     critical=False,
                 )
+                for oid, value in (
+                    (_OID_SOURCE_REPO_OWNER_URI, owner),
+                    (_OID_BUILD_SIGNER_URI, self.signer_identity),
+                    (_OID_RUNNER_ENVIRONMENT, "github-hosted"),
+                    (_OID_BUILD_CONFIG_URI, self.signer_identity),
+                ):
+                    builder = builder.add_extension(
+                        x509.UnrecognizedExtension(oid, _der_utf8(value)), critical=False
+                    )
             if self.ref:
                 builder = builder.add_extension(
                     x509.UnrecognizedExtension(_OID_SOURCE_REPO_REF, _der_utf8(self.ref)),
