@@ -295,7 +295,7 @@ def test_a_witness_policy_groups_witnesses_by_region(run: Run) -> None:
     assert capture["quorum"] == "2 of 3 witnesses, 2 region(s), 2 operator(s)"
     # Asked for both, both must hold: the policy's two regions are not three witnesses.
     both = _verify(run, "--witness-policy", str(policy), "--require-witnesses", "3", code=1)
-    assert both["observers"]["captures"][0]["quorum"].startswith("2 of 3 required witnesses; ")
+    assert both["observers"]["captures"][0]["quorum"].startswith("2 of 3 required witnesses, ")
 
     policy.write_text(policy.read_text().replace('"europe-west4"', '"us-east-1"'))
     failed = _verify(run, "--witness-policy", str(policy), code=1)
