@@ -107,6 +107,30 @@ class CrossCheck(WireModel):
     detail: str
 
 
+NOTE_PREDICATE_TYPE = "https://prov.dev/note/v1"
+"""The predicateType of a change note (``provenance.compare.notes``)."""
+NOTE_MAX_TEXT = 20_000
+DIFF_PREDICATE_TYPE = "https://prov.dev/diff/v1"
+"""The predicateType of a signed diff (``provenance.compare.diff``, its ``SCHEMA``)."""
+
+
+class NoteSubject(WireModel):
+    label: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    created: Timestamp
+
+
+class Note(WireModel):
+    """The predicate of a note statement."""
+
+    snapshot: NoteSubject
+    created: Timestamp
+    text: str = Field(min_length=1, max_length=NOTE_MAX_TEXT)
+    supersedes: tuple[str, ...] = Field(
+        default=(), description="names of claims (or ids of notes) that no longer hold"
+    )
+
+
 WITNESS_PREDICATE_TYPE = "https://prov.dev/witness/v1"
 """The predicateType of a witness statement; also the ``$id`` of its JSON Schema."""
 

@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "\nCheck it yourself:\n"
         f"  cd {out}\n"
-        f"  {prov} verify --pack evidence-{MILESTONES[1]}.tar\n"
+        f"  {prov} verify --pack evidence-{MILESTONES[1]}.tar --key keys/demo.pub\n"
         f"  {prov} diff {' '.join(MILESTONES)}\n"
         f"  {prov} check --claims {claims} {MILESTONES[1]}\n"
         f"\n(done in {time.monotonic() - started:.1f} s)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -67,3 +68,86 @@ def resolve_store_path(explicit: Path | None, configured: Path | None = None) ->
         except ConfigError:  # a broken prov.toml must not stop `prov log` or `prov fsck`
             pass
     return Path(".prov")
+
+
+def _trust_decorator(with_trust_pack: bool, key_help: str) -> Callable[[F], F]:
+    """The trust options (``verify.policy.TrustOptions``), handed to the command as ``trust``."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            from provenance.verify.policy import TrustOptions
+
+            kwargs["trust"] = TrustOptions(
+                keys=kwargs.pop("key_paths"),
+                threshold=kwargs.pop("threshold"),
+                identity=kwargs.pop("cert_identity"),
+                issuer=kwargs.pop("cert_oidc_issuer"),
+                repository=kwargs.pop("repository"),
+                ref=kwargs.pop("ref"),
+                trusted_root=kwargs.pop("trusted_root"),
+                tsa_certs=kwargs.pop("tsa_certs"),
+                trust_pack=kwargs.pop("trust_pack", False),
+            )
+            return function(*args, **kwargs)
+
+        file = click.Path(path_type=Path, dir_okay=False)
+        options = [
+            click.option("--key", "key_paths", multiple=True, type=file, help=key_help),
+            click.option(
+                "--threshold",
+                type=click.IntRange(min=1),
+                default=1,
+                show_default=True,
+                help="How many distinct trusted keys must have signed.",
+            ),
+            click.option(
+                "--cert-identity", help="Sigstore: the signer's identity (SAN), matched exactly."
+            ),
+            click.option(
+                "--cert-oidc-issuer",
+                help="Sigstore: the identity's OIDC issuer, matched exactly "
+                "[default with --repository: GitHub Actions].",
+            ),
+            click.option(
+                "--repository",
+                metavar="OWNER/NAME",
+                help="Sigstore: signed by a GitHub Actions workflow of this repository.",
+            ),
+            click.option("--ref", help="Sigstore: ...and on this git ref (e.g. refs/tags/v1.0)."),
+            click.option(
+                "--trusted-root",
+                type=file,
+                help="Sigstore trusted_root.json [default: production, shipped with sigstore; "
+                "offline]. Never taken from a pack.",
+            ),
+            click.option(
+                "--tsa-certs",
+                type=file,
+                help="PEM chain of the timestamp authority whose RFC 3161 token must verify.",
+            ),
+        ]
+        if with_trust_pack:
+            options.append(
+                click.option(
+                    "--trust-pack",
+                    is_flag=True,
+                    help="Trust the keys, identity, trusted root and TSA chain an evidence "
+                    "pack brings (each is printed); only without the options above.",
+                )
+            )
+        for option in reversed(options):
+            command = option(command)
+        return command  # type: ignore[return-value]
+
+    return decorate
+
+
+trust_options = _trust_decorator(True, "A trusted public key (repeat for several).")
+"""``--key``, ``--threshold``, Sigstore identity, ``--trusted-root``, ``--tsa-certs``,
+``--trust-pack``: the same on ``verify`` and on every command that reads evidence."""
+
+packing_trust_options = _trust_decorator(
+    False, "A public key the attestation verifies with (repeat; packed with it)."
+)
+"""The same options on ``prov pack``, which verifies before it packs (no pack to trust yet)."""

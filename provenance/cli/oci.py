@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, assert_never
 
@@ -13,9 +11,7 @@ import click
 from provenance.cli._options import Format
 
 if TYPE_CHECKING:
-    from provenance.attest.dsse import Verifier
-    from provenance.model import Snapshot
-    from provenance.store.objects import Store
+    from provenance.verify.policy import TrustOptions
 
 PLAIN_HTTP_HELP = "Talk plain http to a registry on 127.0.0.1 / localhost."
 
@@ -71,87 +67,42 @@ def push(attestation: Path, image: str, plain_http: bool) -> None:
 def verify_image(
     ctx: click.Context,
     image: str,
-    trusted: Sequence[Verifier],
-    *,
-    threshold: int,
-    store: Store | None,
+    trust: TrustOptions,
+    store: Path | None,
     output_format: str,
     plain_http: bool,
-    expect_label: str | None = None,
+    expect_label: str | None,
 ) -> None:
     """Find the attestations attached to an image, fetch them, verify each. Exit 0 if all hold.
 
-    The replay check is the one files get: an attachment's name (its layer's title annotation,
-    ``LABEL.intoto.jsonl`` as `prov push` writes it) or ``expect_label`` names the label it
-    must be signed for. Like a file name, the annotation is not signed: it catches an old
-    attestation attached under a newer name, not one whose name was changed with it. Whether
-    the snapshot captured this very image is reported, not required: a snapshot may attest the
-    run that produced an image without capturing the image itself.
+    Trust is the auditor's (``verify.policy.from_auditor``); see ``verify.oci``.
     """
     import json
-    import tempfile
 
     from provenance._internal.oci import connect
     from provenance._internal.oci.reference import parse
-    from provenance.errors import ProvError, VerificationError
+    from provenance.errors import VerificationError
     from provenance.publish.oci import fetch_attestations
-    from provenance.verify.steps import Report, label_from_filename, verify
+    from provenance.store.objects import Store
+    from provenance.verify.oci import verify_attached
+    from provenance.verify.policy import from_auditor
 
+    policy = from_auditor(trust)
     reference = parse(image)
     with connect(reference, os.environ, plain_http=plain_http) as client:
         found = fetch_attestations(client, reference)
-    results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="prov-oci-") as temp:
-        for number, attached in enumerate(found.attestations, start=1):
-            entry: dict[str, Any] = {
-                "manifest": attached.manifest,
-                "filename": attached.filename,
-                "verified": False,
-                "error": attached.error,
-                "report": None,
-                "captures_image": [],
-                "expected_label": None,
-            }
-            results.append(entry)
-            if attached.data is None:
-                continue
-            path = Path(temp) / f"{number:03d}-{_safe_name(attached.filename)}"
-            path.write_bytes(attached.data)
-            name = attached.filename.rsplit("/", 1)[-1]
-            expected = expect_label or label_from_filename(Path(name))
-            entry["expected_label"] = expected
-            try:
-                report: Report = verify(
-                    path, trusted, threshold=threshold, store=store, expect_label=expected
-                )
-                entry["verified"] = True
-            except VerificationError as e:
-                if not isinstance(e.report, Report):
-                    entry["error"] = e.message
-                    continue
-                report = e.report
-                entry["error"] = e.message
-            except ProvError as e:
-                entry["error"] = e.message
-                continue
-            report.path = f"oci://{reference.registry}/{reference.repository}@{attached.manifest}"
-            entry["report"] = report
-            if report.snapshot is not None:
-                entry["captures_image"] = _captures_of(report.snapshot, found.subject)
+    results = verify_attached(
+        found.attestations,
+        policy,
+        subject=found.subject,
+        where=f"oci://{reference.registry}/{reference.repository}",
+        store=Store(store).require() if store else None,
+        expect_label=expect_label,
+    )
     verified = bool(results) and all(r["verified"] for r in results)
     fmt = Format(output_format)
     if fmt is Format.JSON:
-        document = {
-            "schema": "https://prov.dev/verify-oci-report/v1",
-            "image": str(reference),
-            "subject": found.subject,
-            "found_through": found.method,
-            "verified": verified,
-            "attestations": [
-                {**r, "report": r["report"].to_json() if r["report"] else None} for r in results
-            ],
-        }
-        click.echo(json.dumps(document, indent=2))
+        click.echo(json.dumps(_document(reference, found, verified, results), indent=2))
     elif fmt is Format.TEXT:
         _print_text(reference, found.subject, found.method, results)
     else:
@@ -173,9 +124,26 @@ def verify_image(
         ctx.exit(VerificationError.exit_code)
 
 
+def _document(
+    reference: object, found: Any, verified: bool, results: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "schema": "https://prov.dev/verify-oci-report/v1",
+        "image": str(reference),
+        "subject": found.subject,
+        "found_through": found.method,
+        "verified": verified,
+        "attestations": [
+            {**r, "report": r["report"].to_json() if r["report"] else None} for r in results
+        ],
+    }
+
+
 def _print_text(
     reference: object, subject: str, method: str, results: list[dict[str, Any]]
 ) -> None:
+    from provenance.render.escape import text
+
     where = "the referrers API" if method == "referrers-api" else "the referrers tag scheme"
     click.echo(f"image {reference} is {subject}")
     click.echo(f"  {len(results)} attestation(s) found through {where}")
@@ -185,7 +153,7 @@ def _print_text(
         if report is not None:
             for step in report.steps:
                 mark = {"passed": "ok  ", "failed": "FAIL", "skipped": "skip"}[step.status]
-                click.echo(f"[{mark}] {step.number}. {step.name}: {step.detail}")
+                click.echo(text(f"[{mark}] {step.number}. {step.name}: {step.detail}"))
         if entry["verified"]:
             snap = report.snapshot
             click.echo(f"verified: {snap.label} ({len(snap.captures)} captures)")
@@ -200,25 +168,4 @@ def _print_text(
             else:
                 click.echo("  note: the snapshot holds no capture of this image's digest")
         else:
-            click.echo(f"FAILED: {entry['error']}")
-
-
-def _captures_of(snapshot: Snapshot, digest: str) -> list[str]:
-    """Sources of the snapshot that captured this image (by manifest or platform digest)."""
-    from provenance._internal.oci.client import as_dict, as_list
-
-    names = []
-    for capture in snapshot.captures:
-        if capture.kind != "oci" or capture.status != "ok":
-            continue
-        data = capture.data
-        digests = {data.get("digest"), as_dict(data.get("image")).get("digest")}
-        digests |= {as_dict(p).get("digest") for p in as_list(data.get("platforms"))}
-        if digest in digests:
-            names.append(capture.source)
-    return names
-
-
-def _safe_name(name: str) -> str:
-    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", name.rsplit("/", 1)[-1]).lstrip(".")
-    return cleaned[:120] or "attestation.intoto.jsonl"
+            click.echo(text(f"FAILED: {entry['error']}"))

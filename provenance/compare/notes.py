@@ -21,28 +21,11 @@ from provenance.attest.signing import Attester
 from provenance.compare.diff import NoteRef
 from provenance.digest import sha256_bytes
 from provenance.errors import StoreError, UsageError
-from provenance.model import Snapshot, Timestamp, WireModel, utc_now
+from provenance.model import NOTE_MAX_TEXT as MAX_TEXT
+from provenance.model import NOTE_PREDICATE_TYPE, Note, NoteSubject, Snapshot, utc_now
 from provenance.store.objects import Store
 
-PREDICATE_TYPE = "https://prov.dev/note/v1"
-MAX_TEXT = 20_000
-
-
-class NoteSubject(WireModel):
-    label: str
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    created: Timestamp
-
-
-class Note(WireModel):
-    """The predicate of a note statement."""
-
-    snapshot: NoteSubject
-    created: Timestamp
-    text: str = Field(min_length=1, max_length=MAX_TEXT)
-    supersedes: tuple[str, ...] = Field(
-        default=(), description="names of claims (or ids of notes) that no longer hold"
-    )
+PREDICATE_TYPE = NOTE_PREDICATE_TYPE
 
 
 class NoteEntry(BaseModel):

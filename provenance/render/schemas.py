@@ -32,11 +32,10 @@ def claims_report_schema() -> dict[str, Any]:
 
 
 def note_schema() -> dict[str, Any]:
-    from provenance.compare.notes import PREDICATE_TYPE as NOTE_TYPE
-    from provenance.compare.notes import Note
+    from provenance.model import NOTE_PREDICATE_TYPE, Note
 
     schema = Note.model_json_schema(mode="serialization")
-    return {"$schema": DRAFT, "$id": NOTE_TYPE, **schema}
+    return {"$schema": DRAFT, "$id": NOTE_PREDICATE_TYPE, **schema}
 
 
 def recheck_report_schema() -> dict[str, Any]:

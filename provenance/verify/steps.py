@@ -19,21 +19,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ValidationError
-
 from provenance.attest import dsse
 from provenance.attest import statement as statements
 from provenance.attest.envelope import read_attestation, read_envelope
-from provenance.attest.statement import check_subject
 from provenance.digest import Digest
 from provenance.errors import IntegrityError, ProvError, UsageError, VerificationError
-from provenance.model import PREDICATE_TYPE, Snapshot
+from provenance.model import Snapshot
 from provenance.store.manifest import capture_blobs
 from provenance.store.objects import Store
+from provenance.verify.predicates import Checked, check_predicate, check_schema, check_statement
 
 if TYPE_CHECKING:
     from provenance.attest.sigstore import IdentityPolicy
     from provenance.attest.timestamp import TsaTrust
+
+__all__ = [
+    "Report",
+    "Step",
+    "check_blobs",
+    "check_label",
+    "check_predicate",
+    "check_schema",
+    "label_from_filename",
+    "verify",
+]
 
 Status = Literal["passed", "failed", "skipped"]
 
@@ -55,6 +64,7 @@ class Report:
     kind: str = "dsse"
     times: list[str] = field(default_factory=list)
     observers: Any = None  # a verify.observers.ObserverReport, once observers were counted
+    checked: Checked | None = None  # what the statement is (snapshot, note, diff) and about
 
     @property
     def ok(self) -> bool:
@@ -71,6 +81,7 @@ class Report:
             "kind": self.kind,
             "times": self.times,
             "steps": [step.__dict__ for step in self.steps],
+            "statement": self.checked.kind if self.checked else None,
             **({"observers": self.observers.model_dump(mode="json")} if self.observers else {}),
         }
 
@@ -106,6 +117,7 @@ def verify(
     trusted_root: Path | None = None,
     tsa: TsaTrust | None = None,
     expect_label: str | None = None,
+    implied_label: str | None = None,
 ) -> Report:
     """Verify a DSSE attestation or a Sigstore bundle. Returns the report, or raises
     VerificationError.
@@ -113,7 +125,8 @@ def verify(
     A bundle needs ``identity`` (or one trusted ECDSA key in ``keys`` for a managed-key bundle);
     ``trusted_root`` defaults to the production root shipped with sigstore. ``tsa`` is the chain
     an RFC 3161 token must verify against; without it a token is reported, not checked.
-    With ``expect_label``, the signed label must be that one (see ``check_label``).
+    With ``expect_label``, the signed label must be that one (see ``check_label``);
+    ``implied_label`` (what a file name implies) likewise, for the kinds prov names files by.
     """
     from provenance.attest import sigstore
 
@@ -163,23 +176,29 @@ def verify(
 
     try:
         parsed = statements.parse(payload)
-        snapshot = check_predicate(parsed)
+        predicate, checked = check_statement(parsed)
     except VerificationError as e:
         raise check.fail(3, "statement", e) from e
-    report.snapshot = snapshot
+    report.snapshot, report.checked = checked.snapshot, checked
     check.passed(
-        3, "statement", f"in-toto Statement v1, predicateType {PREDICATE_TYPE}, schema valid"
+        3,
+        "statement",
+        f"in-toto Statement v1, predicateType {parsed.predicate_type}, {checked.detail}",
     )
 
+    label = expect_label or (implied_label if predicate.named else None)
     try:
-        detail = check_subject(parsed)
-        if expect_label is not None:
-            detail += "; " + check_label(snapshot, expect_label)
+        detail = predicate.subject(parsed, checked)
+        if label is not None:
+            detail += "; " + _check_label(checked.label, label)
     except VerificationError as e:
         raise check.fail(4, "subject", e) from e
     check.passed(4, "subject", detail)
 
-    if store is None:
+    snapshot = checked.snapshot
+    if snapshot is None:
+        check.skipped(5, "blobs", f"a {checked.kind} references no blobs")
+    elif store is None:
         check.skipped(5, "blobs", "no --store or --pack given: referenced blobs were not checked")
     else:
         try:
@@ -311,48 +330,25 @@ def _check_timestamp(
     raise check.fail(2, "timestamp", first)
 
 
-def check_schema(predicate: dict[str, Any], schema: dict[str, Any]) -> None:
-    """Raise VerificationError naming where a predicate first departs from its JSON Schema."""
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(predicate))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        raise VerificationError(
-            f"the predicate does not match its schema at {where}: {error.message}"
-        )
-
-
-def check_predicate(parsed: statements.ParsedStatement) -> Snapshot:
-    if parsed.predicate_type != PREDICATE_TYPE:
-        raise VerificationError(
-            f"unknown predicateType {parsed.predicate_type!r}",
-            hint=f"prov verifies {PREDICATE_TYPE} statements",
-        )
-    from provenance.model import snapshot_schema
-
-    check_schema(parsed.predicate, snapshot_schema())
-    try:
-        return Snapshot.model_validate(parsed.predicate)
-    except ValidationError as e:
-        raise VerificationError("the predicate is not a valid snapshot", cause=str(e)) from e
-
-
 def check_label(snapshot: Snapshot, expected: str) -> str:
     """The replay check: an attestation must carry the label it is presented under."""
-    if snapshot.label != expected:
+    return _check_label(snapshot.label, expected)
+
+
+def _check_label(label: str, expected: str) -> str:
+    if label != expected:
         raise VerificationError(
-            f"the attestation is signed for label {snapshot.label!r}, not {expected!r}",
+            f"the attestation is signed for label {label!r}, not {expected!r}",
             cause="an older attestation may have been replayed under a newer name",
-            hint=f"if the file was renamed on purpose, pass --expect-label {snapshot.label}",
+            hint=f"if the file was renamed on purpose, pass --expect-label {label}",
         )
-    return f"signed label {snapshot.label!r} is the one expected"
+    return f"signed label {label!r} is the one expected"
 
 
 def label_from_filename(path: Path) -> str | None:
-    """The label prov's file naming (``LABEL.intoto.jsonl``, ``LABEL.sigstore.json``) implies."""
-    for suffix in (".intoto.jsonl", ".sigstore.json"):
+    """The label prov's file naming implies: ``LABEL.intoto.jsonl``, ``LABEL.sigstore.json``,
+    ``LABEL.evidence.tar`` (a pack is named for the snapshot it holds)."""
+    for suffix in (".intoto.jsonl", ".sigstore.json", ".evidence.tar"):
         if path.name.endswith(suffix) and len(path.name) > len(suffix):
             return path.name[: -len(suffix)]
     return None

@@ -339,8 +339,10 @@ def test_action_scripts_end_to_end(
     names = sorted(a.name for a in github.releases[0].assets)
     assert names == ["v1.0.evidence.tar", "v1.0.intoto.jsonl"]
     uploaded_pack = next(a for a in github.releases[0].assets if a.name.endswith(".tar"))
-    (tmp_path / "downloaded.tar").write_bytes(uploaded_pack.data)
-    assert prov("verify", str(tmp_path / "downloaded.tar")).exit_code == 0
+    (tmp_path / "v1.0.evidence.tar").write_bytes(uploaded_pack.data)
+    downloaded = str(tmp_path / "v1.0.evidence.tar")
+    assert prov("verify", downloaded, "--key", "keys/ci.pub").exit_code == 0
+    assert prov("verify", downloaded).exit_code == 2  # the pack's own key is not trusted
 
 
 def test_action_witness_mode_end_to_end(

@@ -216,19 +216,37 @@ def test_attester_refuses_a_bundle_over_other_bytes(instance: LocalSigstore) -> 
         sigstore.SigstoreAttester(Substituting()).attest(statement)
 
 
-def test_keyless_pack_verifies_with_its_identity(
+def test_a_pack_never_brings_its_own_trust_root(
     keyless_project: tuple[Path, Path], prov: Callable[..., Result], tmp_path: Path
 ) -> None:
+    """A pack signed by a Sigstore instance of the packer's own, with that instance's root
+    inside: the auditor's identity options are checked against the auditor's root (the
+    production one by default), never the pack's, unless the auditor asks with --trust-pack."""
+    import hashlib
+
     bundle, root = keyless_project
+    pack = tmp_path / "e.tar"
     packed = prov(
-        "pack", str(bundle), "-o", str(tmp_path / "e.tar"), "--cert-identity", IDENTITY,
+        "pack", str(bundle), "-o", str(pack), "--cert-identity", IDENTITY,
         "--cert-oidc-issuer", ISSUER, "--trusted-root", str(root), "--store", ".prov",
     )  # fmt: skip
     assert packed.exit_code == 0, packed.output
-    result = prov("verify", str(tmp_path / "e.tar"))
-    assert result.exit_code == 0, result.output
-    assert "note: identity policy: from the pack" in result.output
-    assert "note: Sigstore trust root: from the pack" in result.output
+    identity = ("--cert-identity", IDENTITY, "--cert-oidc-issuer", ISSUER)
+
+    bare = prov("verify", str(pack))
+    assert bare.exit_code == 2 and "--trust-pack" in bare.output
+    refused = prov("verify", str(pack), *identity)
+    assert refused.exit_code == 1, refused.output
+    assert "[FAIL] 2. bundle" in refused.output and "from the pack" not in refused.output
+    own_root = prov("verify", str(pack), *identity, "--trusted-root", str(root))
+    assert own_root.exit_code == 0, own_root.output
+    opted = prov("verify", str(pack), "--trust-pack")
+    assert opted.exit_code == 0, opted.output
+    fingerprint = hashlib.sha256(root.read_bytes()).hexdigest()
+    assert f"trusted from the pack (--trust-pack): identity identity {IDENTITY}" in opted.output
+    assert f"Sigstore trusted root sha256:{fingerprint}" in opted.output
+    both = prov("verify", str(pack), "--trust-pack", *identity)
+    assert both.exit_code == 2 and "exclude each other" in both.output
 
 
 def test_verify_bundle_api_needs_exactly_one_kind_of_trust() -> None:
