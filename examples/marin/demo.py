@@ -218,7 +218,17 @@ def main(argv: list[str] | None = None) -> int:
         f"  {prov} check --claims {claims} {MILESTONES[1]}\n"
         f"\n(done in {time.monotonic() - started:.1f} s)"
     )
+    write_site(demo, out, HERE / "claims.toml")
     return 0
+
+
+def write_site(demo: Demo, out: Path, claims: Path) -> None:
+    """The run's provenance site: every milestone verified, claims, diffs, plots, downloads."""
+    demo.prov(
+        "site", "-o", "site", "--claims", str(claims), "--key", "keys/demo.pub",
+        "--title", "Marin 535B-A23B: provenance",
+    )  # fmt: skip
+    print(f"\nThe provenance site (prov site -o site ...): {out / 'site' / 'index.html'}")
 
 
 # -- the story, read from what prov wrote ---------------------------------------------------------

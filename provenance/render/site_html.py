@@ -399,10 +399,11 @@ def _downloads(site: Site, depth: int = 0, milestone: str | None = None) -> list
         if milestone is None or d.milestone in (milestone, None)
     ]
     return [
-        '<table class="stack"><thead><tr><th>file</th><th>what</th><th>milestone</th>'
+        '<div class="scroll"><table class="stack"><thead><tr><th>file</th><th>what</th>'
+        "<th>milestone</th>"
         "<th>bytes</th><th>sha256</th></tr></thead><tbody>",
         *rows,
-        "</tbody></table>",
+        "</tbody></table></div>",
     ]
 
 
@@ -495,12 +496,13 @@ def _claims_table(milestone: Milestone) -> list[str]:
         '<section id="claims" aria-labelledby="claims-h">',
         f'<h2 id="claims-h">Claims ({e(claims.file)})</h2>',
         _claims_line(milestone),
-        '<table class="stack"><thead><tr><th>claim</th><th>published</th><th>derived</th>'
+        '<div class="scroll"><table class="stack"><thead><tr><th>claim</th><th>published</th>'
+        "<th>derived</th>"
         "<th>gap</th><th>tolerance</th><th>verdict</th></tr></thead><tbody>",
     ]
     for claim in claims.results:
         out.append(_claim_row(claim))
-    out += ["</tbody></table>", "</section>"]
+    out += ["</tbody></table></div>", "</section>"]
     return out
 
 
@@ -528,7 +530,7 @@ def _claim_row(claim: ClaimItem) -> str:
         f'<code class="muted">{e(claim.expression)}</code>'
         + (f'<ul class="reads">{"".join(reads)}</ul>' if reads else "")
         + f"{error}{superseded}</td>"
-        f'<td data-label="published" class="num">{e(claim.published)}{published_in}</td>'
+        f'<td data-label="published">{e(claim.published)}{published_in}</td>'
         f'<td data-label="derived" class="num">{e(claim.derived_shown)}</td>'
         f'<td data-label="gap" class="num">{e(claim.gap)}</td>'
         f'<td data-label="tolerance" class="num">{e(claim.tolerance)}</td>'

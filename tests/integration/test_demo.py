@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import site_checks
 from tests.browser import ARTIFACTS, chromium, needs_chromium
 from tests.conftest import ROOT
 
@@ -138,3 +139,25 @@ def test_the_report_renders_in_every_format(demo: tuple[Path, str]) -> None:
         assert page.returncode == 0, page.stderr
         assert "total training tokens" in page.stdout
         assert "phase0b" in page.stdout
+
+
+def test_the_demo_site_links_downloads_and_verdicts(demo: tuple[Path, str]) -> None:
+    out, story = demo
+    site = out / "site"
+    assert str(site / "index.html") in story
+    document = site_checks.check_downloads(site)
+    assert [m["label"] for m in document["milestones"]] == list(MILESTONES)
+    assert all(m["verification"]["verified"] for m in document["milestones"])
+    latest = document["milestones"][-1]["claims"]
+    assert (latest["holds"], latest["fails"]) == (7, 4)
+    assert site_checks.check_links(site) > 50
+    site_checks.check_self_contained(site)
+
+
+@needs_chromium
+def test_the_demo_site_in_chromium(demo: tuple[Path, str], tmp_path: Path) -> None:
+    """Every page at 375 and 1,400 px: every milestone, claim verdict and diff summary shown,
+    nothing wider than the window, no request but file://; screenshots in tests/artifacts/."""
+    out, _ = demo
+    seen = site_checks.check_in_chromium(out / "site", tmp_path / "profile", "marin-demo-site")
+    assert seen == {"375": 4, "1400": 4}
