@@ -8,10 +8,14 @@ BIN    := $(VENV)/bin
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
+# pip lists each package as it goes: a first install takes a minute or more, and a silent minute
+# looks like a hang.
 $(BIN)/prov: pyproject.toml
+	@echo "make: installing prov and its development tools into $(VENV) (a minute or more the first time)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --progress-bar off -e '.[dev]'
+	@echo "make: $(VENV) is ready"
 	touch $@
 
 install: $(BIN)/prov ## Create .venv and install prov with its development tools

@@ -77,6 +77,7 @@ def cli(ctx: click.Context, verbose: bool, quiet: bool) -> None:
     ctx.ensure_object(dict)
     ctx.obj["verbose"] = verbose
     ctx.obj["quiet"] = quiet
+    _display(ctx).start()  # shows only what runs longer than two seconds, on a terminal
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
@@ -85,10 +86,8 @@ def cli(ctx: click.Context, verbose: bool, quiet: bool) -> None:
 
 
 def progress(ctx: click.Context) -> Any:
-    """The command's progress display (``cli._progress.Display``), started."""
-    display = _display(ctx)
-    display.start()
-    return display
+    """The command's progress display (``cli._progress.Display``), started by ``cli``."""
+    return _display(ctx)
 
 
 from provenance.cli import (  # noqa: E402

@@ -146,6 +146,7 @@ def fsck(ctx: click.Context, store: Path | None, config_path: Path) -> None:
     no snapshot or note refers to (`prov gc` removes them).
     """
     from provenance._internal.files import sweep_temps
+    from provenance._internal.progress import task
     from provenance.digest import Digest
     from provenance.errors import ProvError
     from provenance.store.objects import Store
@@ -156,7 +157,8 @@ def fsck(ctx: click.Context, store: Path | None, config_path: Path) -> None:
     target = Store(
         resolve_store_path(store, configured.store_path if configured else None)
     ).require()
-    report = target.fsck()
+    with task(f"re-hashing every object in {target.root}"):
+        report = target.fsck()
     removed, in_flight = sweep_temps(attestations) if attestations else ([], [])
     for name in report.removed_temp:
         click.echo(f"removed an interrupted write: {name if '/' in name else 'tmp/' + name}")

@@ -87,9 +87,9 @@ def site(
     nothing written) unless --show-failed. The site needs no network and no script:
     open index.html, or publish the folder on any static host.
     """
-    from provenance.verify.policy import identity_policy as _identity
     from provenance.render.site import SiteTrust, build_site
     from provenance.store.objects import Store
+    from provenance.verify.policy import identity_policy as _identity
 
     trust = SiteTrust(
         keys=key_paths,

@@ -36,6 +36,7 @@ from typing import BinaryIO, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from provenance import __version__
+from provenance._internal.progress import advance, task
 from provenance.digest import Digest
 from provenance.errors import InputError, PackError, StoreError, UsageError
 from provenance.model import Snapshot, utc_now
@@ -189,10 +190,14 @@ def write_pack(source: PackInput, store: Store, output: Path) -> Manifest:
     output.parent.mkdir(parents=True, exist_ok=True)
     temp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
     try:
-        with tarfile.open(temp, "w", format=tarfile.PAX_FORMAT) as tar:
+        with (
+            task(f"packing {output.name}", unit="B", total=sum(m.size for m in members)),
+            tarfile.open(temp, "w", format=tarfile.PAX_FORMAT) as tar,
+        ):
             _add(tar, MANIFEST, manifest.to_json())
-            for name, _, content in files:
+            for (name, _, content), member in zip(files, members, strict=True):
                 _add(tar, name, content)
+                advance(member.size)
         os.link(temp, output)
     except FileExistsError as e:
         raise UsageError(f"{output} was created meanwhile; nothing was replaced") from e

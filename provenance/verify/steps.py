@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from provenance._internal.progress import advance, task
 from provenance.attest import dsse
 from provenance.attest import statement as statements
 from provenance.attest.envelope import read_attestation, read_envelope
@@ -355,6 +356,11 @@ def label_from_filename(path: Path) -> str | None:
 
 
 def check_blobs(snapshot: Snapshot, store: Store) -> str:
+    with task("re-hashing the snapshot's blobs", unit="B"):
+        return _check_blobs(snapshot, store)
+
+
+def _check_blobs(snapshot: Snapshot, store: Store) -> str:
     count = size = 0
     for capture in snapshot.captures:
         try:  # a manifest's files too, once its root and counts match the capture
@@ -382,4 +388,5 @@ def check_blobs(snapshot: Snapshot, store: Store) -> str:
                 )
             count += 1
             size += actual_size
+            advance(actual_size)
     return f"{count} blob(s), {size:,} bytes, present with matching blake3"

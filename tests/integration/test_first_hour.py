@@ -63,6 +63,7 @@ def test_a_label_cannot_be_reused_with_another_output_file(
     again = snapshot(prov, "--label", "pw4", "-o", "other.intoto.jsonl")
     assert again.exit_code == 2, again.output
     assert "the label 'pw4' is already used" in again.stderr
+    assert "collecting" not in prov("snapshot", "--label", "pw4", "--no-sign").stderr  # said first
     assert not (project / "other.intoto.jsonl").exists()
     assert prov("show", "pw4").exit_code == 0  # still names exactly one snapshot
 
