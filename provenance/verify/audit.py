@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["Audit", "audit", "make_pack", "run"]
 
 Then = Callable[[Report, Sequence[Verifier], Path], None]
-"""More checks on a verified report while the evidence is still open (witnesses, ...)."""
+"""More checks on a verified report while the evidence is still open (witnesses, ...); the path
+is the file the auditor named (a pack's statements travel beside it, not inside)."""
 
 
 @dataclass
@@ -121,7 +122,7 @@ def _run(
     try:
         report = run(target, policy, store=store, expect_label=expect_label, implied_label=implied)
         if then is not None:
-            then(report, policy.keys, target)
+            then(report, policy.keys, outer)
     except VerificationError as e:
         if not isinstance(e.report, Report):
             raise

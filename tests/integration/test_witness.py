@@ -413,3 +413,14 @@ def test_an_evidence_pack_can_be_rechecked_with_its_own_blobs(run: Run) -> None:
     # The attested files are read from the pack, the new ones from the recheck's own store.
     assert {f["content"] for f in launcher["diff"]["files"]} == {"compared"}
     assert not (run.root / ".prov").exists()  # an unsigned recheck keeps nothing
+
+
+def test_witness_statements_beside_a_pack_are_counted(run: Run) -> None:
+    statement = Path(_witness(run, "aws", "us-east-1")["statement"])
+    run.ok("pack", ATTESTATION, "-o", "packs/m1.evidence.tar", "--key", "keys/publisher.pub")
+    statement.rename(run.root / "packs" / statement.name)
+    report = run.json(
+        "verify", "packs/m1.evidence.tar", "--key", "keys/publisher.pub", "--key", "keys/aws.pub",
+        "--require-witnesses", "1",
+    )  # fmt: skip
+    assert {c["witnesses"] for c in report["observers"]["captures"]} == {1}
