@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic import Field, field_validator
 
-from provenance._internal import redact
+from provenance._internal import cancel, redact
 from provenance._internal.extsort import sort_entries
 from provenance._internal.objectstore import (
     PROTOCOLS,
@@ -30,6 +31,7 @@ from provenance._internal.objectstore import (
     iter_walk,
     parse_location,
 )
+from provenance._internal.progress import advance
 from provenance.capture.base import CollectContext, Collector, Recorder, SourceOptions
 from provenance.capture.content import ShardFn, hash_shard
 from provenance.digest import Digest
@@ -78,6 +80,17 @@ class ListingOptions(SourceOptions):
         if sep and scheme.lower() not in PROTOCOLS:
             raise ValueError(f"unsupported scheme {scheme!r}; use one of {', '.join(PROTOCOLS)}")
         return value
+
+
+def _counted(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The entries, counted for the progress line; a Ctrl-C ends a listing of millions."""
+    number = 0
+    for number, entry in enumerate(entries, 1):
+        yield entry
+        if not number % 1024:
+            cancel.check()
+            advance(1024, "objects")
+    advance(number % 1024, "objects")
 
 
 class ListingCollector(Collector):
@@ -148,11 +161,12 @@ class ListingCollector(Collector):
         return iter_walk(fs, spec)
 
     def _list(self, spec: StoreSpec) -> tuple[ManifestInfo, ManifestWriter]:
+        """One pass over the listing into a manifest (a second, sorted, if it came unsorted)."""
         writer = ManifestWriter(self.context.store)
         listed = 0
         try:
             try:
-                for entry in self._entries(spec):
+                for entry in _counted(self._entries(spec)):
                     writer.add(entry)
                     listed += 1
             except OutOfOrder as e:
@@ -160,7 +174,7 @@ class ListingCollector(Collector):
                 log.warning("%s: %s; listing again through an external sort", spec.root, e)
                 writer.abort()
                 writer, listed = ManifestWriter(self.context.store), 0
-                for entry in sort_entries(self._entries(spec)):
+                for entry in sort_entries(_counted(self._entries(spec))):
                     writer.add(entry)
                     listed += 1
         except OutOfOrder as e:

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from provenance._internal import cancel
 from provenance._internal.oci import connect
 from provenance._internal.oci import reference as references
 from provenance._internal.oci.client import INDEX_TYPES, Fetched, RegistryClient, as_dict, as_list
@@ -101,7 +102,7 @@ class OciCollector(Collector):
                 )
                 retry = error.kind in _TRANSIENT or (error.status or 0) in (429, 502, 503, 504)
                 if retry and attempt < attempts:
-                    time.sleep(min(0.2 * 2 ** (attempt - 1), 2.0))
+                    cancel.sleep(min(0.2 * 2 ** (attempt - 1), 2.0))
                     continue
                 recorder.blobs.clear()
                 failed = {

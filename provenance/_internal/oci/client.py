@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from provenance import __version__
-from provenance._internal import redact
+from provenance._internal import cancel, redact
 from provenance._internal.deadline import Watchdog
 from provenance._internal.oci.credentials import Credentials
 from provenance._internal.oci.reference import is_loopback
@@ -203,6 +203,8 @@ class RegistryClient:
                 self._watchdog.watch_stream(response.extensions.get("network_stream"))
                 body = _decoded(response, max_size, url)
         except httpx.HTTPError as e:
+            if self._watchdog.cancelled:  # Ctrl-C / SIGTERM shut the socket
+                raise cancel.Cancelled from e
             if self._watchdog.expired:
                 raise RegistryError(
                     f"{method} {redact.url(url)} failed: timeout",
