@@ -101,6 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         default=Path(os.environ.get("PROV_BENCH_WORK", RESULTS / "work")),
         help="where generated inputs live (reused between runs)",
     )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=Path(os.environ.get("PROV_BENCH_RESULTS", RESULTS)),
+        help="where the table is written (latest.md and a timestamped copy)",
+    )
     parser.add_argument("--keep-work", action="store_true", help="keep the inputs afterwards")
     parser.add_argument("-q", "--quiet", action="store_true", help="no per-run log on stderr")
     args = parser.parse_args(argv)
@@ -148,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
 
             results.append(
                 Result(
-                    Row(key, "-", "-", "time", 0),
+                    Row(key, "-", "-", "time", None),
                     [],
                     [],
                     [],
@@ -168,9 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     text = table(results, header)
     print(text)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    args.results.mkdir(parents=True, exist_ok=True)
     for name in (f"results-{stamp.replace(':', '')}.md", "latest.md"):
-        (RESULTS / name).write_text(text)
+        (args.results / name).write_text(text)
     leftovers = [context.trash]
     if not args.keep_work:
         leftovers += [context.work / name for name in ("git", "store-write", "hash-file", "http")]

@@ -151,6 +151,9 @@ class Row:
     floor_of: str = "this machine"  # what the floor stands for: "missed: beyond <floor_of>"
     note: str = ""
     per: tuple[int, str] | None = None  # (count, unit): also show prov's rate, e.g. objects/s
+    # What a side's measurement is: seconds, or bytes (a size row: the store on disk, a
+    # statement). "speed" and "time" then read as "smaller is better" either way.
+    unit: Literal["seconds", "bytes"] = "seconds"
 
 
 @dataclass
@@ -341,6 +344,14 @@ def _seconds(value: float) -> str:
     return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
 
 
+def _amount(value: float, row: Row) -> str:
+    if row.unit == "seconds":
+        return _seconds(value)
+    if value >= MiB:
+        return f"{value / MiB:.1f} MiB"
+    return f"{value / 1024:.1f} KiB" if value >= 1024 else f"{value:.0f} B"
+
+
 def _mib(value: int | None) -> str:
     return "-" if value is None else f"{value / MiB:.0f} MiB"
 
@@ -348,8 +359,9 @@ def _mib(value: int | None) -> str:
 def _target(row: Row) -> str:
     parts = []
     if row.target is not None:
+        word = "size" if row.unit == "bytes" else "time"
         parts.append(
-            f"speed >= {row.target:g}x" if row.kind == "speed" else f"time <= {row.target:g}x"
+            f"speed >= {row.target:g}x" if row.kind == "speed" else f"{word} <= {row.target:g}x"
         )
     if row.rss_cap:
         parts.append(f"RSS <= {_mib(row.rss_cap)}")
@@ -357,8 +369,8 @@ def _target(row: Row) -> str:
 
 
 def _prov(result: Result) -> str:
-    text = _seconds(result.prov_median)
-    if result.row.per:
+    text = _amount(result.prov_median, result.row)
+    if result.row.per and result.row.unit == "seconds":
         count, unit = result.row.per
         text += f" ({count / result.prov_median:,.0f} {unit}/s)"
     return text
@@ -384,12 +396,13 @@ def table(results: list[Result], header: str) -> str:
                 _cells(row.title, "-", row.baseline, "-", "-", _target(row), result.verdict)
             )
             continue
-        ratio = f"{result.ratio:.2f}x {'speed' if row.kind == 'speed' else 'time'}"
+        word = "speed" if row.kind == "speed" else "size" if row.unit == "bytes" else "time"
+        ratio = f"{result.ratio:.2f}x {word}"
         lines.append(
             _cells(
                 row.title,
                 _prov(result),
-                f"{row.baseline}: {_seconds(result.baseline_median)}",
+                f"{row.baseline}: {_amount(result.baseline_median, row)}",
                 ratio,
                 _mib(result.prov_rss),
                 _target(row),
@@ -399,7 +412,7 @@ def table(results: list[Result], header: str) -> str:
         detail = [f"n={len(result.prov)} rounds"]
         if result.floor:
             floor = statistics.median(result.floor)
-            detail.append(f"floor `{row.floor}`: {_seconds(floor)} (n={len(result.floor)})")
+            detail.append(f"floor `{row.floor}`: {_amount(floor, row)} (n={len(result.floor)})")
         if result.baseline_rss:
             detail.append(f"baseline peak RSS {_mib(result.baseline_rss)}")
         if row.note:

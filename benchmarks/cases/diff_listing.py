@@ -8,6 +8,7 @@ the text report. GNU diff only compares the two files line by line.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -31,13 +32,7 @@ def diff_listing(context: Context) -> Plan:
 
     def warm_up() -> None:
         """Read both manifests into the page cache; check that both sides see the same change."""
-        measured = run_process(prov_argv, ok=(1,))
-        counted = re.search(
-            r"([\d,]+) objects differ \(([\d,]+) added, ([\d,]+) removed, "
-            r"([\d,]+) changed\)",
-            measured.output,
-        )
-        found = tuple(int(n.replace(",", "")) for n in counted.groups()) if counted else None
+        found = _counts(run_process([*prov_argv, "--format", "json"], ok=(1,)).output)
         expected = (pair.differing, pair.added, pair.removed, pair.changed)
         if found != expected:
             raise BenchError(f"prov diff found {found}, the inputs hold {expected}")
@@ -80,3 +75,24 @@ def diff_listing(context: Context) -> Plan:
         warm_up=warm_up,
         checks=checks,
     )
+
+
+def _counts(output: str) -> tuple[int, int, int, int] | None:
+    """(differing, added, removed, changed) from ``prov diff --format json``: the objects listed,
+    or, where the list stops at its limit, the totals its notice gives."""
+    document = json.loads(output)
+    for capture in document.get("captures", []):
+        for notice in capture.get("notices", []):
+            counted = re.search(
+                r"([\d,]+) objects differ \(([\d,]+) added, ([\d,]+) removed, "
+                r"([\d,]+) changed\)",
+                notice,
+            )
+            if counted:
+                a, b, c, d = (int(n.replace(",", "")) for n in counted.groups())
+                return a, b, c, d
+        files = capture.get("files", [])
+        if files:
+            kinds = [f["change"] for f in files]
+            return len(kinds), kinds.count("added"), kinds.count("removed"), kinds.count("changed")
+    return None
