@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from provenance.cli._options import resolve_store_path, store_option
+from provenance.cli._options import packing_trust_options, resolve_store_path, store_option
+
+if TYPE_CHECKING:
+    from provenance.verify.policy import TrustOptions
 
 
 @click.command()
@@ -25,28 +29,7 @@ from provenance.cli._options import resolve_store_path, store_option
     help="A claims file, checked at every verified milestone.",
 )
 @click.option("--title", default="Provenance", show_default=True, help="The site's title.")
-@click.option(
-    "--key",
-    "key_paths",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="A trusted public key (repeat for several); published with the site.",
-)
-@click.option("--threshold", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--cert-identity", help="Sigstore: the signer's identity (SAN), matched exactly.")
-@click.option("--cert-oidc-issuer", help="Sigstore: the identity's OIDC issuer.")
-@click.option("--repository", metavar="OWNER/NAME", help="Sigstore: the GitHub repository.")
-@click.option("--ref", help="Sigstore: ...and on this git ref.")
-@click.option(
-    "--trusted-root",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Sigstore trusted_root.json [default: production, shipped with sigstore].",
-)
-@click.option(
-    "--tsa-certs",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="PEM chain of the timestamp authority whose tokens must verify.",
-)
+@packing_trust_options
 @click.option(
     "--show-failed",
     is_flag=True,
@@ -66,14 +49,7 @@ def site(
     output: Path,
     claims_path: Path | None,
     title: str,
-    key_paths: tuple[Path, ...],
-    threshold: int,
-    cert_identity: str | None,
-    cert_oidc_issuer: str | None,
-    repository: str | None,
-    ref: str | None,
-    trusted_root: Path | None,
-    tsa_certs: Path | None,
+    trust: TrustOptions,
     show_failed: bool,
     no_packs: bool,
     store: Path | None,
@@ -87,17 +63,9 @@ def site(
     nothing written) unless --show-failed. The site needs no network and no script:
     open index.html, or publish the folder on any static host.
     """
-    from provenance.render.site import SiteTrust, build_site
+    from provenance.render.site import build_site
     from provenance.store.objects import Store
-    from provenance.verify.policy import identity_policy as _identity
 
-    trust = SiteTrust(
-        keys=key_paths,
-        threshold=threshold,
-        identity=_identity(cert_identity, cert_oidc_issuer, repository, ref),
-        trusted_root=trusted_root,
-        tsa_certs=tsa_certs,
-    )
     blob_store = Store(resolve_store_path(store))
     built = build_site(
         output,

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from provenance import __version__
-from provenance.attest import dsse, keys, sigstore, timestamp
+from provenance.attest import dsse, sigstore, timestamp
 from provenance.attest import statement as statements
 from provenance.attest.envelope import read_envelope
+from provenance.attest.keys import VerifyingKey
 from provenance.compare import claims as claims_module
 from provenance.compare import notes as change_notes
 from provenance.compare.diff import Diff, NoteRef, compare, headline
@@ -59,8 +60,10 @@ from provenance.render.site_model import (
 )
 from provenance.store.objects import Store
 from provenance.store.pack import OpenedPack, PackInput, PackPolicy, is_pack, open_pack, write_pack
+from provenance.verify.audit import run
 from provenance.verify.observers import check_witness
-from provenance.verify.steps import Report, label_from_filename, verify
+from provenance.verify.policy import TrustOptions, TrustPolicy, from_auditor
+from provenance.verify.steps import Report, label_from_filename
 
 if TYPE_CHECKING:
     from provenance.attest.sigstore import IdentityPolicy
@@ -75,21 +78,40 @@ _SAFE = re.compile(r"[^A-Za-z0-9._+-]")
 
 @dataclass(frozen=True)
 class SiteTrust:
-    """The builder's trust: what every verdict on the site rests on."""
+    """The builder's trust, the auditor's policy and never a pack's: what every verdict rests on."""
 
-    keys: tuple[Path, ...] = ()
-    threshold: int = 1
-    identity: IdentityPolicy | None = None
-    trusted_root: Path | None = None
-    tsa_certs: Path | None = None
+    options: TrustOptions
+    policy: TrustPolicy
 
-    def require(self) -> None:
-        if not self.keys and self.identity is None:
+    @classmethod
+    def of(cls, options: TrustOptions) -> SiteTrust:
+        """Raises UsageError when the options trust nobody (``verify.policy.from_auditor``)."""
+        if options.trust_pack:
             raise UsageError(
-                "no trust policy: a site states verification results, so name what you trust",
-                hint="pass --key PUB for each signer, or for Sigstore bundles --cert-identity "
-                "and --cert-oidc-issuer (or --repository owner/name)",
+                "a site states verdicts for its readers: it never trusts what the packs bring",
+                hint="pass the publisher's --key, or --cert-identity / --repository",
             )
+        return cls(options, from_auditor(options))
+
+    @property
+    def keys(self) -> tuple[Path, ...]:
+        return self.options.keys
+
+    @property
+    def threshold(self) -> int:
+        return self.policy.threshold
+
+    @property
+    def identity(self) -> IdentityPolicy | None:
+        return self.policy.identity
+
+    @property
+    def trusted_root(self) -> Path | None:
+        return self.options.trusted_root
+
+    @property
+    def tsa_certs(self) -> Path | None:
+        return self.options.tsa_certs
 
 
 @dataclass(frozen=True)
@@ -130,7 +152,7 @@ class _Item:
 class _Build:
     root: Path
     trust: SiteTrust
-    verifiers: list[dsse.Verifier] = field(default_factory=list)
+    verifiers: list[VerifyingKey] = field(default_factory=list)
     items: list[_Item] = field(default_factory=list)
     witnesses: list[Path] = field(default_factory=list)  # statements, staged in files/
 
@@ -227,8 +249,7 @@ def _from_path(build: _Build, path: Path, store: Store | None) -> None:
 
 
 def _verify(build: _Build, item: _Item, stack: contextlib.ExitStack) -> None:
-    trust = build.trust
-    tsa = timestamp.TsaTrust.from_pem(trust.tsa_certs) if trust.tsa_certs else None
+    policy = replace(build.trust.policy, keys=tuple(build.verifiers))
     target, blobs = item.staged, item.blobs
     try:
         if item.is_pack:
@@ -240,19 +261,33 @@ def _verify(build: _Build, item: _Item, stack: contextlib.ExitStack) -> None:
             inner = timestamp.sidecar_path(target)
             if inner.is_file():
                 _place(build, inner, item.attestation.name + ".tsr")
-        item.report = verify(
+        # The label is checked against the name of the file offered for download.
+        item.report = run(
             target,
-            build.verifiers,
-            threshold=trust.threshold,
+            policy,
             store=blobs,
-            identity=trust.identity,
-            trusted_root=trust.trusted_root,
-            tsa=tsa,
-            expect_label=item.expect or label_from_filename(target),
+            expect_label=item.expect,
+            implied_label=label_from_filename(item.staged),
         )
+        if item.opened is not None:
+            _check_manifest(item.opened, item.report)
     except VerificationError as e:
         item.report = e.report if isinstance(e.report, Report) else None
         item.error = e.message
+
+
+def _check_manifest(opened: OpenedPack, report: Report) -> None:
+    """A pack's manifest is unsigned: it must name what the signed statement names."""
+    snapshot = report.snapshot
+    manifest = opened.manifest
+    if snapshot is None:
+        return
+    if manifest.label != snapshot.label or manifest.snapshot_sha256 != snapshot.sha256().hex:
+        raise VerificationError(
+            f"the pack's manifest names {manifest.label!r}, its attestation {snapshot.label!r}",
+            hint="the pack was altered after it was made",
+            report=report,
+        )
 
 
 def _steps(report: Report | None) -> tuple[Step, ...]:
@@ -741,7 +776,7 @@ def build_site(
     output: Path,
     inputs: Sequence[Path],
     store: Store | None,
-    trust: SiteTrust,
+    options: TrustOptions,
     *,
     title: str,
     claims_path: Path | None = None,
@@ -753,7 +788,7 @@ def build_site(
     Raises VerificationError (and writes nothing) when a milestone fails verification, unless
     ``show_failed``: then the site marks it failed and ``Built.failed`` lists it.
     """
-    trust.require()
+    trust = SiteTrust.of(options)
     claims_file = claims_module.load(claims_path) if claims_path is not None else None
     _check_target(output)
     root = output.parent / f".{output.name}.building-{os.getpid()}"
@@ -784,7 +819,7 @@ def _assemble(
     build = _Build(root, trust)
     build.verifiers = [
         replace(v, source=f"{_key_name(Path(v.source))} ({v.keyid[:16]})")
-        for v in (keys.load_verifier(path) for path in trust.keys)
+        for v in trust.policy.keys
     ]
     if inputs:
         for path in inputs:

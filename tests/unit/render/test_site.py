@@ -275,3 +275,20 @@ def test_witnesses_and_rechecks_are_shown_under_their_milestone(tmp_path: Path) 
     assert 'class="ok">Witness acme.pub' in page
     assert 'class="bad">Witness no trusted key' in page
     site_checks.check_links(out)
+
+
+def test_a_replayed_attestation_or_pack_is_never_verified(site: Path, tmp_path: Path) -> None:
+    """m1's attestation or pack published under m2's name fails the label check."""
+    for name in ("intoto.jsonl", "evidence.tar"):
+        folder = tmp_path / name
+        folder.mkdir()
+        shutil.copy(site / "files" / f"m1.{name}", folder / f"m2.{name}")
+        out = tmp_path / f"site-{name}"
+        result = run(
+            "site", str(folder), "-o", str(out), "--key", str(site / "files" / "auditor.pub"),
+            "--show-failed",
+        )  # fmt: skip
+        assert result.exit_code == 1, result.output
+        (milestone,) = json.loads((out / "site.json").read_text())["milestones"]
+        assert not milestone["verification"]["verified"]
+        assert "'m1'" in milestone["verification"]["error"], milestone["verification"]
