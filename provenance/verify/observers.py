@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from provenance.attest import dsse
 from provenance.attest import statement as statements
@@ -35,10 +35,10 @@ from provenance.model import (
     Vantage,
     WireModel,
     Witness,
-    witness_schema,
 )
 from provenance.verify import tls
-from provenance.verify.steps import Report, Step, check_schema
+from provenance.verify.predicates import check_statement
+from provenance.verify.steps import Report, Step
 from provenance.verify.witness_policy import WitnessPolicy
 
 __all__ = [
@@ -141,25 +141,12 @@ def check_witness(
             f"{path}: predicateType is {parsed.predicate_type!r}, not a witness statement",
             hint=f"a witness statement has predicateType {WITNESS_PREDICATE_TYPE}",
         )
-    try:
-        check_schema(parsed.predicate, witness_schema())
+    try:  # the registry's checks, as `prov verify` runs them on the statement alone
+        predicate, checked = check_statement(parsed)
+        predicate.subject(parsed, checked)
     except VerificationError as e:
-        raise VerificationError(f"{path}: {e.message}") from e
-    try:
-        witness = Witness.model_validate(parsed.predicate)
-    except ValidationError as e:
-        raise VerificationError(
-            f"{path}: the predicate is not a valid witness statement", cause=str(e)
-        ) from e
-    expected = {
-        "name": statements.subject_name(witness.snapshot.label),
-        "digest": {"sha256": witness.snapshot.sha256},
-    }
-    if expected not in parsed.subjects:
-        raise VerificationError(
-            f"{path}: the subject is not the snapshot the predicate names",
-            cause=f"expected {expected}, found {parsed.subjects}",
-        )
+        raise VerificationError(f"{path}: {e.message}", cause=e.cause) from e
+    witness = Witness.model_validate(parsed.predicate)
     if snapshot is not None:
         if witness.snapshot.sha256 != snapshot.sha256().hex:
             raise VerificationError(

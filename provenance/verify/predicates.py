@@ -24,9 +24,11 @@ from provenance.model import (
     DIFF_PREDICATE_TYPE,
     NOTE_PREDICATE_TYPE,
     PREDICATE_TYPE,
+    WITNESS_PREDICATE_TYPE,
     Capture,
     Note,
     Snapshot,
+    Witness,
 )
 
 __all__ = [
@@ -196,8 +198,30 @@ def _about_subjects(parsed: statements.ParsedStatement, checked: Checked) -> str
     return f"the subject names the snapshot(s) it is about: {names}"
 
 
+def _witness(parsed: statements.ParsedStatement) -> Checked:
+    from provenance.model import witness_schema
+
+    check_schema(parsed.predicate, witness_schema())
+    try:
+        witness = Witness.model_validate(parsed.predicate)
+    except ValidationError as e:
+        raise VerificationError(
+            "the predicate is not a valid witness statement", cause=str(e)
+        ) from e
+    about = ((witness.snapshot.label, witness.snapshot.sha256),)
+    where = witness.vantage.operator + (
+        f", {witness.vantage.region}" if witness.vantage.region else ""
+    )
+    detail = (
+        f"a witness of {len(witness.witnessed)} capture(s) of {witness.snapshot.label} from {where}"
+    )
+    return Checked("witness", witness.snapshot.label, about, detail)
+
+
 PREDICATES: dict[str, Predicate] = {
     PREDICATE_TYPE: Predicate(_snapshot, _snapshot_subject, named=True),
     NOTE_PREDICATE_TYPE: Predicate(_note, _about_subjects, named=False),
     DIFF_PREDICATE_TYPE: Predicate(_diff, _about_subjects, named=True),
+    # Counted against its snapshot by ``verify.observers``; alone, it verifies like a note.
+    WITNESS_PREDICATE_TYPE: Predicate(_witness, _about_subjects, named=False),
 }

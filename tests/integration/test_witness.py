@@ -424,3 +424,11 @@ def test_witness_statements_beside_a_pack_are_counted(run: Run) -> None:
         "--require-witnesses", "1",
     )  # fmt: skip
     assert {c["witnesses"] for c in report["observers"]["captures"]} == {1}
+
+
+def test_a_witness_statement_verifies_on_its_own(run: Run) -> None:
+    statement = _witness(run, "aws", "us-east-1")["statement"]
+    alone = run.ok("verify", statement, "--key", "keys/aws.pub").stdout
+    assert "verified: a signed witness about m1" in alone
+    assert "a witness of 6 capture(s) of m1 from aws, us-east-1" in alone
+    assert run.prov("verify", statement, "--key", "keys/gcp.pub").exit_code == 1

@@ -120,7 +120,7 @@ def test_statements_that_do_not_hold_are_refused(
         check_witness(wrong_digest, [verifier], snapshot)
     other = snapshot.model_copy(update={"label": "m2"})
     mismatched = _write(tmp_path, "s", _statement(snapshot, about=other), [signer])
-    with pytest.raises(VerificationError, match="subject is not the snapshot"):
+    with pytest.raises(VerificationError, match="subject does not name the snapshot"):
         check_witness(mismatched, [verifier], snapshot)
     untrusted = _write(tmp_path, "u", _statement(snapshot), [signer])
     with pytest.raises(VerificationError, match="signature check failed"):
