@@ -16,7 +16,8 @@ from tests.conftest import ROOT
 
 # How a reason says what to do: a command to run, a variable to set, a folder to fill.
 INSTRUCTION = re.compile(
-    r"apt-get install |pip install |PROV_[A-Z]+=|run as root|GitHub Actions|\.\./shared|mount one"
+    r"apt-get install |pip install |npm install|PROV_[A-Z]+=|run as root|GitHub Actions|\.\./shared"
+    r"|mount one"
 )
 
 
@@ -55,6 +56,7 @@ def test_the_readme_lists_what_enables_skipped_tests() -> None:
     for need in (
         "apt-get install docker-registry apache2-utils",
         "apt-get install chromium",
+        "apt-get install nodejs npm",
         "../shared",
         "PROV_SHARED=DIR",
         "PROV_SLOW=1",

@@ -27,7 +27,7 @@ def sigstore_js() -> Path:
     """The sigstore-js verifier script, with its packages installed (or the test skips)."""
     modules = HERE / "node_modules" / "@sigstore" / "verify"
     if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("sigstore-js needs node and npm, which are not installed")
+        pytest.skip("sigstore-js needs node and npm: apt-get install nodejs npm")
     if not modules.is_dir():
         result = subprocess.run(
             ["npm", "install", "--no-audit", "--no-fund", "--silent"],
@@ -37,7 +37,10 @@ def sigstore_js() -> Path:
             timeout=300,
         )
         if result.returncode != 0 or not modules.is_dir():
-            pytest.skip(f"sigstore-js could not be installed from npm: {result.stderr[-300:]}")
+            pytest.skip(
+                "sigstore-js could not be installed from the npm registry (run once with it "
+                f"reachable: cd tests/verifiers && npm install): {result.stderr[-300:]}"
+            )
     return HERE / "sigstore_js_verify.js"
 
 
