@@ -133,7 +133,8 @@ def expected_texts(document: dict[str, Any]) -> list[str]:
 
 
 def check_in_chromium(site: Path, profile: Path, name: str) -> dict[str, int]:
-    """Open every page at 375 px and 1,400 px: text present, no overflow, no request off file://.
+    """Open every page at 375 px and 1,400 px: text present, no overflow, no request off file://;
+    then the first page in the light and the dark scheme (prefers-color-scheme).
 
     Returns the page count per width; screenshots of the first page and the milestone pages go
     to tests/artifacts/.
@@ -166,6 +167,16 @@ def check_in_chromium(site: Path, profile: Path, name: str) -> dict[str, int]:
                     stem = re.sub(r"[^A-Za-z0-9._-]", "_", page.stem)
                     browser.screenshot(ARTIFACTS / f"{name}-{stem}-{width}.png")
                 seen[str(width)] = seen.get(str(width), 0) + 1
+        colours = {}
+        for scheme in ("light", "dark"):
+            browser.page(
+                "Emulation.setEmulatedMedia",
+                features=[{"name": "prefers-color-scheme", "value": scheme}],
+            )
+            browser.open((site / "index.html").as_uri(), WIDTHS[-1])
+            colours[scheme] = browser.evaluate("getComputedStyle(document.body).backgroundColor")
+            browser.screenshot(ARTIFACTS / f"{name}-index-{scheme}.png")
+        assert colours == {"light": "rgb(255, 255, 255)", "dark": "rgb(13, 17, 23)"}, colours
     finally:
         browser.close()
     return seen

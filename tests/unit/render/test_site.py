@@ -292,3 +292,38 @@ def test_a_replayed_attestation_or_pack_is_never_verified(site: Path, tmp_path: 
         (milestone,) = json.loads((out / "site.json").read_text())["milestones"]
         assert not milestone["verification"]["verified"]
         assert "'m1'" in milestone["verification"]["error"], milestone["verification"]
+
+
+def test_a_signed_note_supersedes_and_a_forged_one_is_marked(tmp_path: Path) -> None:
+    from provenance.attest.signing import DsseAttester
+    from provenance.compare import notes
+
+    work = marin.build(tmp_path / "marin")
+    signed = notes.record(
+        work.store, work.s2, "the mix changed at step 108,000", DsseAttester(
+            [keys.load_signer(work.key)]
+        ), supersedes=("total training tokens",),
+    )  # fmt: skip
+    stranger, _ = keys.generate(tmp_path, "stranger")
+    forged = notes.record(
+        work.store, work.s2, "Alice signed off on every number", DsseAttester(
+            [keys.load_signer(stranger)]
+        ), supersedes=("training steps",),
+    )  # fmt: skip
+    out = tmp_path / "site"
+    result = run(
+        "site", "-o", str(out), "--store", str(work.store.root), "--key", str(work.pub),
+        "--claims", str(CLAIMS),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    document = site_checks.check_downloads(out)
+    m2 = document["milestones"][1]
+    shown = {n["id"]: n for n in m2["notes"]}
+    assert shown[signed.id]["verified"] and shown[signed.id]["download"]
+    assert not shown[forged.id]["verified"] and shown[forged.id]["download"] is None
+    claims = {c["name"]: c for c in m2["claims"]["results"]}
+    assert claims["total training tokens"]["superseded_by"]  # the signed note counts
+    assert claims["training steps"]["superseded_by"] == []  # the forged one never does
+    page = (out / "m" / "m2.html").read_text()
+    assert "NOT verified" in page and "Alice signed off" in page
+    site_checks.check_links(out)
