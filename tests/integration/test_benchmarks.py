@@ -17,7 +17,9 @@ TINY = [
 ]  # fmt: skip
 
 
-@pytest.mark.skipif(shutil.which("b3sum") is None, reason="b3sum is not installed")
+@pytest.mark.skipif(
+    shutil.which("b3sum") is None, reason="the benchmarks need b3sum: apt-get install b3sum"
+)
 def test_every_case_runs_at_a_tiny_scale(tmp_path: Path) -> None:
     from benchmarks.cases import __all__ as modules
     from benchmarks.harness import REGISTRY
