@@ -80,6 +80,11 @@ def _run(
     )
     checked = utc_now()
     click.echo(
+        f"{loaded.origin}: {loaded.signatures} signature(s), not checked here: this compares "
+        "content (`prov verify` checks who signed)",
+        err=True,
+    )
+    click.echo(
         f"asking the {len(snapshot.captures)} source(s) of {snapshot.label} again...", err=True
     )
     items = recollect(
