@@ -9,6 +9,7 @@ names is run (``_internal/proc``).
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import tempfile
@@ -218,11 +219,21 @@ def _write_manifest(
             entry["oid"] = record["oid"]
             if record["type"] == "blob":
                 entry["blake3"], entry["size"] = hashed[record["oid"]]
-            writer.add(entry)
+            writer.add(entry, _line(entry))
     except BaseException:
         writer.abort()
         raise
     return writer.commit()
+
+
+def _line(entry: dict[str, Any]) -> bytes | None:
+    """An entry's canonical bytes the fast way: for objects of ASCII keys holding only strings
+    and integers, RFC 8785 and ``json.dumps`` (sorted, compact, unescaped) write the same bytes.
+    None when a path holds what UTF-8 cannot encode (canonical.dumps then decides)."""
+    try:
+        return json.dumps(entry, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+    except UnicodeEncodeError:
+        return None
 
 
 def _under(path: str, prefix: str) -> bool:
@@ -261,6 +272,7 @@ def _read_blobs(repo: Path, store: Store, oids: list[str]) -> dict[str, tuple[st
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        bufsize=1 << 20,  # small blobs by the thousand: one read(2) per MiB, not per 8 KiB
     )
     assert process.stdin and process.stdout
 

@@ -165,11 +165,13 @@ class ManifestWriter:
         self.prefixes_truncated = False
         self._max_prefixes = max_prefixes
 
-    def add(self, entry: Mapping[str, Any]) -> None:
+    def add(self, entry: Mapping[str, Any], line: bytes | None = None) -> None:
+        """Add one entry; ``line``, when given, is its canonical form already (``entry_line``)."""
         key = entry["key"]
         if self._last is not None and key <= self._last:
             raise OutOfOrder(f"key {key!r} arrived after {self._last!r}")
-        line = entry_line(entry)
+        if line is None:
+            line = entry_line(entry)
         self._tree.add(leaf_hash(line))
         self._buffer += line
         self._buffer += b"\n"

@@ -453,11 +453,13 @@ class Store:
     def has_hex(self, hexdigest: str) -> bool:
         """``has`` for a blake3 hex string, for loops over many objects: the packs known to
         this store object (a set lookup once warm), then one stat."""
-        raw = bytes.fromhex(hexdigest)
-        for index in self.indexes():
-            if raw in index:
-                return True
+        if self.packed_hex(bytes.fromhex(hexdigest)):
+            return True
         return os.path.isfile(f"{self._objects_prefix}{hexdigest[:2]}{os.sep}{hexdigest[2:]}")
+
+    def packed_hex(self, raw: bytes) -> bool:
+        """Whether a pack known to this store object holds the object (``raw``: its digest)."""
+        return any(raw in index for index in self.indexes())
 
     def locate(self, digest: Digest) -> Location:
         """Where an object's bytes are, or IntegrityError when it is not in the store."""
@@ -738,6 +740,10 @@ class Batch:
         self._queued: set[bytes] = set()
         self._pack: PackWriter | None = None
         self._closed = False
+        try:  # fan folders of loose objects: where there is none, no stat is needed
+            self._fans: set[str] | None = set(os.listdir(store.objects_dir))
+        except OSError:
+            self._fans = None
 
     def put_bytes(self, data: bytes) -> Written:
         """Hash ``data`` now and queue its write; durable when the batch closes."""
@@ -780,7 +786,12 @@ class Batch:
             if raw in self._queued:
                 return False
             self._queued.add(raw)
-        return not self._store.has_hex(hexdigest)
+        store = self._store
+        if store.packed_hex(raw):
+            return False
+        if self._fans is not None and hexdigest[:2] not in self._fans:
+            return True  # no such fan folder when the batch began (a loose write since: a copy)
+        return not os.path.isfile(f"{store._objects_prefix}{hexdigest[:2]}{os.sep}{hexdigest[2:]}")
 
     def _append(self, raw: bytes, data: bytes) -> None:
         store = self._store

@@ -236,3 +236,24 @@ def test_blake3_path_equals_streaming_hash(tmp_path: Path, size: int) -> None:
     path.write_bytes(os.urandom(size))
     with path.open("rb") as handle:
         assert blake3_path(path) == blake3_file(handle)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "a.txt",
+        'quo"te\\back',
+        "tab\there\nnl\x01\x1f\x7f",
+        "é/日本/😀.py",
+        "\u2028\u2029",
+        "x" * 300,
+    ],
+)
+def test_manifest_lines_written_the_fast_way_are_canonical(path: str) -> None:
+    from provenance._internal import canonical
+
+    entry = {"key": path, "mode": "100644", "type": "blob", "oid": "ab" * 20}
+    entry.update({"blake3": "cd" * 32, "size": 2**40 + 3})
+    assert git_collector._line(entry) == canonical.dumps(entry)
+    lone = {**entry, "key": "bad\udcff.txt"}  # a non-UTF-8 name, as git may hold
+    assert git_collector._line(lone) is None
