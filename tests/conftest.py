@@ -110,12 +110,18 @@ def prov() -> Callable[..., Result]:
 
 # -- network collectors: the local server with the Marin fixtures, and collecting one source --
 
-MARIN_FIXTURES = ROOT / "tests" / "fixtures" / "marin"
+HTTP_CASES = ROOT / "tests" / "fixtures" / "http_cases"
 
 
 @pytest.fixture
 def marin_fixtures() -> Fixtures:
-    return Fixtures.from_dir(MARIN_FIXTURES)
+    """The Marin sources at the first milestone (examples/marin/data, the demo's own data), plus
+    routes that misbehave as real servers do (tests/fixtures/http_cases)."""
+    from tests import marin_fixture
+
+    fixtures: Fixtures = marin_fixture.fixtures.server_fixtures(1)
+    fixtures.routes += Fixtures.from_dir(HTTP_CASES).routes
+    return fixtures
 
 
 @pytest.fixture

@@ -1,45 +1,63 @@
-"""Marin-shaped milestones for the diff, claims and notes tests (facts: marin-facts.md).
+"""Marin milestones for the diff, claims and notes tests, from the demo's data (one source).
 
-M1 (2026-08-24): launcher at commit 12d8b6f0 with a two-phase mixture switching at 312,192; W&B
-run hero-12d8b6f0-dee637 at step 13,527; the store's .artifact.json answering 403 AccessDenied.
-M2 (2026-09-20): commit 0cb3167f, a three-phase mixture switching at 108,000 and 312,192; run
-hero-mix-996f4891-step108k; the store answering 200 with the artifact record.
+M1 (2026-08-24): the launcher at commit 12d8b6f0 (the two-phase mixture); the W&B run
+hero-12d8b6f0-dee637 at step 13,527; the store's .artifact.json answering 403 AccessDenied.
+M2 (2026-09-20): commit 0cb3167f (the three-phase mixture switching at 108,000);
+run hero-mix-996f4891-step108k; the store answering 200 with the artifact record.
 
-The git captures come from the real git collector run over real repositories holding the files in
-tests/fixtures/marin/launcher-*; only the commit id is replaced by Marin's (a test repository
-cannot have that sha). The W&B, HF and HTTP captures are built in the shapes of docs/captures.md.
-Every blob is in a real store; both snapshots are signed with a real key and indexed in the store
-as `prov snapshot` would.
+All data comes from examples/marin/data (examples/marin/fixtures.py reads it; see its README).
+Every capture is made by the real collector: git over a real repository holding the milestone's
+launcher files (only the commit id is then replaced by Marin's: a test repository cannot have
+that sha), W&B, the Hub and HTTP against the real wire-format server on 127.0.0.1. Every blob is
+in a real store; both snapshots are signed with a real key and indexed as `prov snapshot` would.
 """
 
 from __future__ import annotations
 
-import base64
-import json
+import importlib.util
 import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+from provenance._testing.server import LocalServer
 from provenance.attest import keys
 from provenance.attest import statement as statements
 from provenance.attest.signing import DsseAttester
-from provenance.capture.base import CollectContext
+from provenance.capture.base import CollectContext, validate_source
 from provenance.capture.git import GitCollector, GitOptions
+from provenance.config import SourceSpec
 from provenance.model import BlobRef, Capture, CaptureError, Snapshot
 from provenance.store.objects import SnapshotEntry, Store
 
-FIXTURES = Path(__file__).parent / "fixtures" / "marin"
-LAUNCHER_DIR = "experiments/grug/moe_hero_ep"
-MIX_PATH = f"{LAUNCHER_DIR}/harrier_mix_2026_08_18.json"
-M1_COMMIT = "12d8b6f09f96ad4f0277445765c1a00dbc81d5be"
-M2_COMMIT = "0cb3167f39f17eece3c75c67c0e1a6ade26686a4"
-M1_RUN = "hero-12d8b6f0-dee637"
-M2_RUN = "hero-mix-996f4891-step108k"
-ARTIFACT_URL = "https://marin-us-east-02a.cwobject.com/marin/datakit/store_4d2e363d/.artifact.json"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load_fixtures() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "marin_demo_fixtures", ROOT / "examples" / "marin" / "fixtures.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+fixtures = _load_fixtures()
+"""examples/marin/fixtures.py: the demo's data, shared."""
+
+CLAIMS = ROOT / "tests" / "fixtures" / "marin-claims.toml"
+LAUNCHER_DIR: str = fixtures.LAUNCHER_DIR
+MIX_PATH: str = fixtures.MIX_PATH
+M1_COMMIT: str = fixtures.COMMITS[1]
+M2_COMMIT: str = fixtures.COMMITS[2]
+M1_RUN: str = fixtures.RUNS[1]
+M2_RUN: str = fixtures.RUNS[2]
+ARTIFACT_PATH = "/marin/datakit/store_4d2e363d/.artifact.json"
+TOKEN_COUNTS_COMMIT = "3612ddc3350212e38ce8a50b99c3df7ea10b44a9"
 REMOTE = "https://github.com/marin-community/marin"
-TAGS = ["grug", "moe", "hero", "ep", "scaling-ladder", "shape-d6144", "racks-11", "gb200"]
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
@@ -84,6 +102,7 @@ def make_capture(
     started: str,
     establishes: tuple[str, ...] = ("observed",),
 ) -> Capture:
+    """A capture built by hand, for the few cases no collector would record."""
     refs = []
     for name, content, media_type in blobs:
         written = store.put_bytes(content)
@@ -115,6 +134,21 @@ def git(repo: Path, *args: str) -> str:
     return out.stdout.strip()
 
 
+def _number(milestone: str) -> int:
+    return 1 if milestone == "m1" else 2
+
+
+def collect(store: Store, work: Path, table: dict[str, Any], env: dict[str, str]) -> Capture:
+    """Run one source's real collector, as `prov snapshot` would."""
+    spec = SourceSpec(str(table["name"]), str(table["kind"]), table, work / "prov.toml", 1)
+    cls, options = validate_source(spec)
+    work.mkdir(parents=True, exist_ok=True)
+    context = CollectContext(store=store, base_dir=work, env=env, timeout=10.0, retries=1)
+    capture = cls(options, context).collect()
+    assert capture.status == "ok", capture.error
+    return capture
+
+
 def launcher_capture(
     store: Store, work: Path, milestone: str, commit: str, started: str
 ) -> Capture:
@@ -122,17 +156,14 @@ def launcher_capture(
     repo = work / f"launcher-{milestone}"
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
-    source = FIXTURES / f"launcher-{milestone}"
-    for path in sorted(source.rglob("*")):
-        if path.is_file():
-            target = repo / path.relative_to(source)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(path.read_bytes())
+    for relative, content in fixtures.launcher_files(_number(milestone)).items():
+        target = repo / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", f"launcher at {milestone}")
-    options = GitOptions(
-        name="launcher", kind="git", repo=str(repo), ref="HEAD", paths=[LAUNCHER_DIR]
-    )
+    paths = [LAUNCHER_DIR, fixtures.RULE_PATH]
+    options = GitOptions(name="launcher", kind="git", repo=str(repo), ref="HEAD", paths=paths)
     capture = GitCollector(options, CollectContext(store=store, base_dir=work)).collect()
     data = {
         **capture.data,
@@ -141,7 +172,7 @@ def launcher_capture(
         "ref_kind": "sha",
         "dirty": None,
     }
-    request = {"repo": REMOTE, "ref": commit, "paths": [LAUNCHER_DIR]}
+    request = {"repo": REMOTE, "ref": commit, "paths": paths}
     return seal(
         capture,
         data=data,
@@ -152,223 +183,38 @@ def launcher_capture(
     )
 
 
-def wandb_data(milestone: str) -> dict[str, Any]:
-    first = milestone == "m1"
-    run_id = M1_RUN if first else M2_RUN
-    storage = base64.b64encode(f"Run:v1:{run_id}:marin_moe:marin-community".encode()).decode()
-    return {
-        "run_path": f"marin-community/marin_moe/{run_id}",
-        "origin": "api",
-        "run": {
-            "id": run_id,
-            "storage_id": storage,
-            "display_name": run_id,
-            "state": "running",
-            "group": "moe-hero-ep-scaling-ladder",
-            "job_type": None,
-            "tags": [*TAGS, "harrier-mix-2026.08.18" if first else "harrier-mix-996f4891"],
-            "created_at": "2026-08-20T02:04:58" if first else "2026-09-15T09:12:31",
-            "heartbeat_at": "2026-08-24T14:53:42" if first else "2026-09-20T11:58:07",
-            "last_step": 13527 if first else 119874,
-            "history_line_count": 13528 if first else 11875,
-            "commit": M1_COMMIT if first else M2_COMMIT,
-            "user": "ravwojdyla",
-        },
-        "config": {
-            "git_commit": M1_COMMIT if first else M2_COMMIT,
-            "trainer": {
-                "id": run_id,
-                "seed": 0,
-                "train_batch_size": 11264,
-                "num_train_steps": 390251,
-            },
-            "model": {
-                "hidden_dim": 6144,
-                "num_layers": 48,
-                "num_experts": 384,
-                "num_experts_per_token": 8,
-                "max_seq_len": 4096,
-            },
-            "parameter_count": 535477106688,
-            "active_parameter_count": 22762506240,
-            "data": {
-                "mixture": "harrier_mix_2026_08_18" if first else "best_mixture_996f489106c7b922",
-                "phase_switch_steps": [312192] if first else [108000, 312192],
-            },
-        },
-        "config_internal": {
-            "_wandb": {"cli_version": "0.21.1" if first else "0.21.3", "python_version": "3.12.7"}
-        },
-        "summary": {
-            "_step": 13527 if first else 119874,
-            "_runtime": 390000.0 if first else 418211.5,
-            "_timestamp": 1756047222.0 if first else 1758369487.0,
-            "train/cross_entropy_loss": 1.321 if first else 1.187,
-            "grad/norm/total": 0.205 if first else 0.171,
-            "moe/drop_fraction": 0.0306 if first else 0.0291,
-            "throughput/mfu": 21.15 if first else 22.4,
-            "num_devices": 704,
-        },
-        "system_metrics": {},
-    }
+def _at(capture: Capture, started: str) -> Capture:
+    return seal(capture, started=started, ended=started)
 
 
-def wandb_capture(store: Store, milestone: str, started: str) -> Capture:
-    data = wandb_data(milestone)
-    run = data["run"]
-    # The API's own shape: config and summary as JSON strings, config entries wrapped in "value".
-    response = {
-        "data": {
-            "project": {
-                "run": {
-                    "id": run["storage_id"],
-                    "name": run["id"],
-                    "displayName": run["display_name"],
-                    "state": run["state"],
-                    "tags": run["tags"],
-                    "group": run["group"],
-                    "createdAt": run["created_at"],
-                    "heartbeatAt": run["heartbeat_at"],
-                    "commit": run["commit"],
-                    "config": json.dumps(
-                        {k: {"value": v} for k, v in data["config"].items()}
-                        | {"_wandb": {"value": data["config_internal"]["_wandb"]}}
-                    ),
-                    "summaryMetrics": json.dumps(data["summary"]),
-                    "systemMetrics": "{}",
-                    "historyLineCount": run["history_line_count"],
-                    "historyKeys": {"lastStep": run["last_step"]},
-                    "user": {"username": run["user"]},
-                }
-            }
-        }
-    }
-    request = {
-        "run": data["run_path"],
-        "base_url": "https://api.wandb.ai",
-        "volatile": ["summary.throughput/*"],
-    }
-    body = json.dumps(response, indent=1).encode()
-    return make_capture(
-        store,
-        "hero-run",
-        "wandb",
-        request,
-        data,
-        [("graphql-response.json", body, "application/json")],
-        started=started,
-    )
+def wandb_capture(store: Store, milestone: str, started: str, server: LocalServer) -> Capture:
+    run = f"marin-community/marin_moe/{fixtures.RUNS[_number(milestone)]}"
+    table = {"name": "hero-run", "kind": "wandb", "run": run, "volatile": ["summary.throughput/*"]}
+    env = {"WANDB_BASE_URL": server.url, "WANDB_API_KEY": fixtures.wandb_api_key()}
+    return _at(collect(store, store.root.parent / "work", table, env), started)
 
 
-def artifact_capture(store: Store, milestone: str, started: str) -> Capture:
-    if milestone == "m1":
-        body = (FIXTURES / "http" / "artifact-403.xml").read_bytes()
-        data: dict[str, Any] = {
-            "status": 403,
-            "reason": "Forbidden",
-            "headers": [
-                ["date", "Sat, 23 Aug 2026 09:14:02 GMT"],
-                ["content-type", "application/xml"],
-                ["content-length", str(len(body))],
-                ["x-amz-request-id", "tx0000044b5a1c2d3e4f506-0068a9b1c2-1e2f3a-us-east-02a"],
-                ["server", "CoreWeave Object Storage"],
-            ],
-            "body": {"size": len(body), "truncated": False, "media_type": "application/xml"},
-            "elapsed_ms": 88.4,
-            "error_body": {
-                "code": "AccessDenied",
-                "message": "Access Denied",
-                "request_id": "tx0000044b5a1c2d3e4f506-0068a9b1c2-1e2f3a-us-east-02a",
-                "host_id": "1e2f3a-us-east-02a-default",
-            },
-            "json": None,
-        }
-        media = "application/xml"
-    else:
-        body = (FIXTURES / "http" / "artifact-200.json").read_bytes()
-        data = {
-            "status": 200,
-            "reason": "OK",
-            "headers": [
-                ["date", "Sun, 20 Sep 2026 11:59:40 GMT"],
-                ["content-type", "application/json"],
-                ["content-length", str(len(body))],
-                ["etag", '"9b2cf535f27731c974343645a3985328"'],
-                ["last-modified", "Tue, 18 Aug 2026 21:40:11 GMT"],
-                ["x-amz-request-id", "tx00000a97c3e1f2b4d5c60-0068cea7dc-1e2f3a-us-east-02a"],
-                ["server", "CoreWeave Object Storage"],
-            ],
-            "body": {"size": len(body), "truncated": False, "media_type": "application/json"},
-            "elapsed_ms": 61.9,
-            "error_body": None,
-            "json": json.loads(body),
-        }
-        media = "application/json"
-    data = {
-        "method": "GET",
-        "url": ARTIFACT_URL,
-        "final_url": ARTIFACT_URL,
-        "redirects": [],
-        "http_version": "HTTP/1.1",
-        "server_ip": "203.0.113.7" if milestone == "m1" else "203.0.113.9",
-        "tls": {
-            "version": "TLSv1.3",
-            "cipher": "TLS_AES_256_GCM_SHA384",
-            "peer_cert_sha256": "ab" * 32,
-        },
-        **data,
-    }
-    request = {"method": "GET", "url": ARTIFACT_URL}
-    return make_capture(
-        store,
-        "harrier-store-artifact",
-        "http",
-        request,
-        data,
-        [("body", body, media)],
-        started=started,
-        establishes=("observed", "tls-bound"),
-    )
+def artifact_capture(store: Store, started: str, server: LocalServer) -> Capture:
+    table = {"name": "harrier-store-artifact", "kind": "http", "url": server.url + ARTIFACT_PATH}
+    return _at(collect(store, store.root.parent / "work", table, {}), started)
 
 
-def token_counts_capture(store: Store, started: str) -> Capture:
-    csv = (FIXTURES / "hf" / "token_counts.csv").read_bytes()
-    commit = "3612ddc3350212e38ce8a50b99c3df7ea10b44a9"
-    data = {
-        "repo_id": "marin-community/token-counts",
+def token_counts_capture(store: Store, started: str, server: LocalServer) -> Capture:
+    table = {
+        "name": "token-counts",
+        "kind": "huggingface",
+        "repo": "marin-community/token-counts",
         "repo_type": "dataset",
-        "revision": commit,
-        "commit": commit,
-        "last_modified": "2026-08-18T20:02:11.000Z",
-        "files": [
-            {"path": ".gitattributes", "size": 2307, "oid": "a6344aac" * 5, "lfs_sha256": None},
-            {
-                "path": "data/token_counts.csv",
-                "size": len(csv),
-                "oid": "5f1e0c2d" * 5,
-                "lfs_sha256": None,
-            },
-        ],
-        "fetched": [
-            {
-                "path": "data/token_counts.csv",
-                "size": len(csv),
-                "etag": '"5f1e0c2d"',
-                "x_repo_commit": commit,
-            }
-        ],
+        "revision": TOKEN_COUNTS_COMMIT,
+        "files": ["data/token_counts.csv"],
+        "endpoint": server.url,
     }
-    request = {"repo": "marin-community/token-counts", "repo_type": "dataset", "revision": commit}
-    return make_capture(
-        store,
-        "token-counts",
-        "huggingface",
-        request,
-        data,
-        [("data/token_counts.csv", csv, "text/csv")],
-        started=started,
-        establishes=("observed", "provider-asserted"),
-    )
+    return _at(collect(store, store.root.parent / "work", table, {}), started)
+
+
+def serve(milestone: str) -> LocalServer:
+    """The local server answering as the sources did at a milestone (start it with ``with``)."""
+    return LocalServer(fixtures.server_fixtures(_number(milestone)))
 
 
 def publish(store: Store, snapshot: Snapshot, key: Path, target: Path) -> Path:
@@ -393,14 +239,15 @@ def publish(store: Store, snapshot: Snapshot, key: Path, target: Path) -> Path:
     return target
 
 
-def milestone(store: Store, work: Path, name: str) -> Snapshot:
+def milestone(store: Store, work: Path, name: str, server: LocalServer) -> Snapshot:
     first = name == "m1"
     created = "2026-08-24T15:00:00.000000Z" if first else "2026-09-20T12:00:00.000000Z"
+    server.fixtures = fixtures.server_fixtures(_number(name))
     captures = [
         launcher_capture(store, work, name, M1_COMMIT if first else M2_COMMIT, created),
-        wandb_capture(store, name, created),
-        artifact_capture(store, name, created),
-        token_counts_capture(store, created),
+        wandb_capture(store, name, created, server),
+        artifact_capture(store, created, server),
+        token_counts_capture(store, created, server),
     ]
     return Snapshot(
         label=name, created=created, captures=tuple(sorted(captures, key=lambda c: c.source))
@@ -411,8 +258,11 @@ def build(root: Path) -> Marin:
     root.mkdir(parents=True, exist_ok=True)
     store = Store(root / ".prov").init()
     key, pub = keys.generate(root, "auditor")
-    s1 = milestone(store, root / "work", "m1")
-    s2 = milestone(store, root / "work", "m2")
+    # One server for both milestones, its answers swapped: the same URLs at both, as on the
+    # internet, so a diff shows what the sources said, not where the test server listened.
+    with serve("m1") as server:
+        s1 = milestone(store, root / "work", "m1", server)
+        s2 = milestone(store, root / "work", "m2", server)
     m1 = publish(store, s1, key, root / "attestations" / "m1.intoto.jsonl")
     m2 = publish(store, s2, key, root / "attestations" / "m2.intoto.jsonl")
     return Marin(root, store, key, pub, m1, m2, s1, s2)

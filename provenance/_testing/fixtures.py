@@ -212,6 +212,22 @@ class Fixtures:
                 fixtures.routes.append(Route(body=_content(item, root), **options))
         return fixtures
 
+    @classmethod
+    def from_dirs(cls, *directories: Path | str) -> Fixtures:
+        """Several fixture directories served as one (runs, repos and routes of each, in order;
+        the first key or token given)."""
+        merged = cls()
+        for directory in directories:
+            part = cls.from_dir(directory)
+            merged.wandb_api_key = merged.wandb_api_key or part.wandb_api_key
+            merged.hf_token = merged.hf_token or part.hf_token
+            merged.wandb_runs += part.wandb_runs
+            merged.hf_repos += part.hf_repos
+            merged.routes += part.routes
+            if (Path(directory) / "huggingface.json").is_file():
+                merged.tree_page_size, merged.hf_tree = part.tree_page_size, part.hf_tree
+        return merged
+
     def run(self, entity: str, project: str, name: str) -> WandbRun | None:
         return next(
             (

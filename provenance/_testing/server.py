@@ -433,11 +433,17 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m provenance._testing.server",
         description="Serve W&B, Hugging Face and HTTP fixtures on 127.0.0.1 until interrupted.",
     )
-    parser.add_argument("--fixtures", type=Path, required=True, help="fixture directory")
+    parser.add_argument(
+        "--fixtures",
+        type=Path,
+        action="append",
+        required=True,
+        help="fixture directory (repeat to serve several as one)",
+    )
     parser.add_argument("--port", type=int, default=0, help="http port (0: any free port)")
     parser.add_argument("--tls", action="store_true", help="also serve https on another port")
     args = parser.parse_args(argv)
-    fixtures = Fixtures.from_dir(args.fixtures)
+    fixtures = Fixtures.from_dirs(*args.fixtures)
     servers = [LocalServer(fixtures, port=args.port).start()]
     if args.tls:
         servers.append(LocalServer(fixtures, tls=True).start())

@@ -16,7 +16,7 @@ import pytest
 from provenance._testing.fixtures import Fixtures
 from provenance._testing.server import LocalServer, wandb_auth
 
-MARIN = Path(__file__).resolve().parents[1] / "fixtures" / "marin"
+MARIN = Path(__file__).resolve().parents[2] / "examples" / "marin" / "data" / "server"
 COMMIT = "3612ddc3350212e38ce8a50b99c3df7ea10b44a9"
 
 
@@ -84,7 +84,16 @@ def test_graphql_needs_the_key_and_sends_config_as_a_json_string(
 
 def test_the_module_entry_point_serves_a_fixture_directory() -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "provenance._testing.server", "--fixtures", str(MARIN), "--tls"],
+        [
+            sys.executable,
+            "-m",
+            "provenance._testing.server",
+            "--fixtures",
+            str(MARIN / "m1"),
+            "--fixtures",
+            str(MARIN / "common"),
+            "--tls",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

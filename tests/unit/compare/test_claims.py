@@ -23,9 +23,15 @@ from provenance.errors import ClaimsError
 from tests import marin_fixture as marin
 
 ROOT = Path(__file__).resolve().parents[3]
-CLAIMS = marin.FIXTURES / "claims.toml"
+CLAIMS = marin.CLAIMS
 RUN = "captures['hero-run']"
 MIX = f"captures['launcher'].documents['{marin.MIX_PATH}']"
+CODE = "captures['launcher'].constants"
+RULE = f"{CODE}['experiments/grug/moe/launch_datakit_moe_mix.py']"
+MULTIPLE = (
+    f"({RULE}._MIXTURE_BLOCK_SIZE // gcd({RULE}._MIXTURE_BLOCK_SIZE,"
+    f" {RUN}.config.trainer.train_batch_size))"
+)
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +134,8 @@ def test_all_claims_holding_exits_zero(
             "name": "phase switch",
             "claimed": "312,192",
             "source": "launcher",
-            "derived": f"{MIX}.phases[-1].start_step",
+            "derived": f"max({MULTIPLE}, int({RUN}.config.trainer.num_train_steps"
+            f" * {RULE}._PHASE_1_START_FRACTION) // {MULTIPLE} * {MULTIPLE})",
         },
         {
             "name": "store is denied",
@@ -143,13 +150,13 @@ def test_all_claims_holding_exits_zero(
         {
             "name": "weights sum to one",
             "claimed": 1,
-            "derived": f"sum({MIX}.phases[0].weights)",
+            "derived": f"sum({MIX}.phase0_weights)",
             "abs_tolerance": 1e-9,
         },
         {
             "name": "mix has phases",
             "claimed": True,
-            "derived": f"len({MIX}.phases) >= 2 and {RUN}.run.state == 'running'",
+            "derived": f"len({MIX}.phase_budgets) == 2 and {RUN}.run.state == 'running'",
         },
     )
     result = prov("check", "--claims", str(path), "m1", "--store", str(milestones.store.root))
@@ -339,22 +346,30 @@ def test_tolerances(milestones: marin.Marin) -> None:
     assert status(claimed=1, derived=f"{RUN}.config") == "error"  # a map is not a value
 
 
-SCHEDULE = "captures['launcher'].constants['experiments/grug/moe_hero_ep/harrier_mix_schedule.py']"
-LADDER = "captures['launcher'].constants['experiments/grug/moe_hero_ep/launch_scaling_ladder.py']"
+MIX_PY = f"{CODE}['experiments/grug/moe_hero_ep/harrier_mix_2026_08_18.py']"
+LADDER = f"{CODE}['experiments/grug/moe_hero_ep/launch_scaling_ladder.py']"
+RECIPE = f"{CODE}['experiments/grug/moe_hero_ep/hero_recipe.py']"
 
 
 def test_claims_read_python_constants_of_a_captured_file(milestones: marin.Marin) -> None:
-    assert evaluate(milestones, f"{SCHEDULE}.TOTAL_TOKENS") == 18_750_000_000_000
+    assert evaluate(milestones, f"{MIX_PY}.TOTAL_TOKENS") == 18_750_000_000_000
     steps = (
-        f"round({LADDER}.TOKENS_PER_ACTIVE_PARAM * {LADDER}.ACTIVE_PARAMS_D6144"
-        f" / ({LADDER}.HERO_EP_BATCH_SIZE * {LADDER}.LADDER_RACKS['d6144'] * {LADDER}.SEQ_LEN))"
+        f"round({LADDER}.TOKENS_PER_ACTIVE_PARAM * {RUN}.config.active_parameter_count"
+        f" / ({RECIPE}.HERO_EP_BATCH_SIZE * {LADDER}.LADDER_RACKS['d6144'] * {LADDER}.SEQ_LEN))"
     )
     assert evaluate(milestones, steps) == 390_251
-    assert evaluate(milestones, f"'TOTAL_TOKENS' in {SCHEDULE}") is True
-    with pytest.raises(EvaluationError, match=r"\.math \(line 3\) is not a constant: imported"):
-        evaluate(milestones, f"{LADDER}.math")
+    assert evaluate(milestones, f"'TOTAL_TOKENS' in {MIX_PY}") is True
+    assert evaluate(milestones, f"'_MIXTURE_SWITCH_FRACTION' in {MIX_PY}") is False  # not yet
     with pytest.raises(
-        EvaluationError, match=r"has no module-level constant 'STEPS' \(it has: TOK"
+        EvaluationError, match=r"RESUME_SAVE_INTERVAL \(line 23\) is not a constant: a call to tim"
+    ):
+        evaluate(milestones, f"{LADDER}.RESUME_SAVE_INTERVAL")
+    with pytest.raises(
+        EvaluationError, match=r"HERO_EP_BATCH_SIZE \(line 18\) is not a constant: imp"
+    ):
+        evaluate(milestones, f"{LADDER}.HERO_EP_BATCH_SIZE")
+    with pytest.raises(
+        EvaluationError, match=r"has no module-level constant 'STEPS' \(it has: LAD"
     ):
         evaluate(milestones, f"{LADDER}.STEPS")
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from provenance._testing.server import LocalServer
 from provenance.compare.diff import Diff, compare
 from provenance.compare.evidence import Evidence, StoreBlobs
 from provenance.model import Capture, Snapshot
@@ -150,13 +151,14 @@ def test_json_body_and_headers_that_matter(store: Store) -> None:
     assert 'version: "2026.08.18" -> "2026.09.14"' in real
 
 
-def test_huggingface_files_and_their_contents(store: Store) -> None:
-    a = marin.token_counts_capture(store, "2026-08-24T15:00:00Z")
-    csv = (marin.FIXTURES / "hf" / "token_counts.csv").read_bytes()
-    changed = csv.replace(b"c07q3,69945168581", b"c07q3,70012345678")
+def test_huggingface_files_and_their_contents(store: Store, marin_server: LocalServer) -> None:
+    a = marin.token_counts_capture(store, "2026-08-24T15:00:00Z", marin_server)
+    csv = (marin.fixtures.DATA / "server" / "common" / "files" / "token_counts.csv").read_bytes()
+    changed = csv.replace(b"dclm-baseline,3612000000000", b"dclm-baseline,3700012345678")
     data = json.loads(json.dumps(a.data))
     data["commit"] = data["revision"] = "75c25718e2a7cf7a3b1b498b00479351f80345e0"
-    data["files"][1].update(size=len(changed), oid="9a9a9a9a" * 5)
+    record = next(f for f in data["files"] if f["path"] == "data/token_counts.csv")
+    record.update(size=len(changed), oid="9a9a9a9a" * 5)
     b = marin.make_capture(
         store,
         "token-counts",
@@ -170,18 +172,18 @@ def test_huggingface_files_and_their_contents(store: Store) -> None:
     assert not diff.equal
     assert "~ commit: 3612ddc3350212e38ce8a50b99c3df7ea10b44a9 -> 75c25718" in text
     assert "~ data/token_counts.csv:" in text
-    assert "-c07q3,69945168581,web" in text and "+c07q3,70012345678,web" in text
+    assert "-dclm-baseline,3612000000000,web" in text and "+dclm-baseline,3700012345678,web" in text
     assert ".gitattributes" not in text
 
 
-def test_failed_capture_added_and_removed_sources(store: Store) -> None:
-    ok = marin.token_counts_capture(store, "2026-08-24T15:00:00Z")
+def test_failed_capture_added_and_removed_sources(store: Store, marin_server: LocalServer) -> None:
+    ok = marin.token_counts_capture(store, "2026-08-24T15:00:00Z", marin_server)
     failed = marin.failed_capture(ok)
     diff, text = run(store, [ok], [failed])
     assert 'status: "ok" -> "failed"' in text
     assert '~ error: null -> {type: "timeout"' in text
 
-    run_capture = marin.wandb_capture(store, "m1", "2026-08-24T15:00:00Z")
+    run_capture = marin.wandb_capture(store, "m1", "2026-08-24T15:00:00Z", marin_server)
     diff, text = run(store, [ok], [ok, run_capture])
     assert not diff.equal and diff.counts.sources_changed == 1
     assert "hero-run [wandb]: added" in text and "new source in B" in text

@@ -141,7 +141,7 @@ def test_notes_show_in_log_diff_and_check(
     assert only_m1.exit_code == 0
     assert "store answers 403" in only_m1.output and TEXT not in only_m1.output
 
-    claims = marin.FIXTURES / "claims.toml"
+    claims = marin.CLAIMS
     checked_m2 = prov("check", "--claims", str(claims), "m2", "--store", store)
     assert "superseded by note" in checked_m2.output and TEXT in checked_m2.output
     checked_m1 = prov("check", "--claims", str(claims), "m1", "--store", store)

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+set -euo pipefail
+
+RUN_ID=hero-mix-996f4891-step108k
+HANDOFF_CHECKPOINT=checkpoints/hero-12d8b6f0-dee637/step-108000
+WANDB_FORK_FROM="hero-12d8b6f0-dee637?_step=108000"
+
+uv run iris job run --no-wait --priority production --job-name "${RUN_ID}-coord" \
+  -e WANDB_PROJECT marin_moe \
+  -- python -m experiments.grug.moe_hero_ep.launch_scaling_ladder \
+    --run-id "$RUN_ID" --size d6144 --run
