@@ -72,13 +72,12 @@ def _write_tree(repo: GitRepo, files: dict[str, bytes]) -> str:
     return repo.commit("launcher")
 
 
-def _project(root: Path, repo: GitRepo) -> Path:
+def _project(root: Path, repo: GitRepo, paths: tuple[str, ...]) -> Path:
     folder = root / "project"
     folder.mkdir()
     (folder / "prov.toml").write_text(
         '[store]\npath = ".prov"\n\n[[sources]]\nname = "launcher"\nkind = "git"\n'
-        f'repo = "{repo.path}"\nref = "main"\n'
-        f'paths = ["{fixtures.LAUNCHER_DIR}", "{fixtures.RULE_PATH}"]\n'
+        f'repo = "{repo.path}"\nref = "main"\npaths = {json.dumps(list(paths))}\n'
     )
     return folder
 
@@ -96,7 +95,7 @@ def test_two_commits_of_the_launcher_and_claims_over_their_constants(
     tmp_path: Path, prov: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = GitRepo(tmp_path / "marin")
-    folder = _project(tmp_path, repo)
+    folder = _project(tmp_path, repo, (fixtures.LAUNCHER_DIR, fixtures.RULE_PATH))
     monkeypatch.chdir(folder)
     claims = folder / "claims.toml"
     claims.write_text(CLAIMS)
@@ -153,7 +152,7 @@ def test_the_real_files_where_they_are_at_hand(
         ).read_bytes(),
     }
     repo = GitRepo(tmp_path / "marin")
-    folder = _project(tmp_path, repo)
+    folder = _project(tmp_path, repo, (hero,))
     monkeypatch.chdir(folder)
     for label, files in (("m1", first), ("m2", second)):
         _write_tree(repo, files)

@@ -73,7 +73,7 @@ class Run:
 
 
 def _config(server: LocalServer, repo: Path) -> str:
-    run = MARIN.wandb_run(1, "0" * 40)
+    run = f"marin-community/marin_moe/{MARIN.RUNS[1]}"
     return f"""
 [[sources]]
 name = "launcher"
@@ -85,7 +85,7 @@ paths = ["experiments/grug/moe_hero_ep"]
 [[sources]]
 name = "hero-run"
 kind = "wandb"
-run = "{run.path}"
+run = "{run}"
 
 [[sources]]
 name = "token-counts"
@@ -120,7 +120,7 @@ def run(
     with LocalServer() as server:
         monkeypatch.setenv("WANDB_BASE_URL", server.url)
         monkeypatch.setenv("HF_ENDPOINT", server.url)
-        monkeypatch.setenv("WANDB_API_KEY", MARIN.WANDB_DEMO_KEY)
+        monkeypatch.setenv("WANDB_API_KEY", MARIN.wandb_api_key())
         monkeypatch.delenv("HF_TOKEN", raising=False)
         marin = Run(project, repo, server, prov)
         marin.state(1)
@@ -411,7 +411,8 @@ def test_an_evidence_pack_can_be_rechecked_with_its_own_blobs(run: Run) -> None:
     assert _outcomes(report)["store-artifact"] == "changed"
     launcher = next(s for s in report["sources"] if s["source"] == "launcher")
     # The attested files are read from the pack, the new ones from the recheck's own store.
-    assert {f["content"] for f in launcher["diff"]["files"]} == {"compared"}
+    changed = [f for f in launcher["diff"]["files"] if f["change"] == "changed"]
+    assert changed and {f["content"] for f in changed} == {"compared"}
     assert not (run.root / ".prov").exists()  # an unsigned recheck keeps nothing
 
 

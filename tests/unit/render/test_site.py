@@ -26,7 +26,7 @@ from tests import site_checks
 from tests.browser import needs_chromium
 from tests.conftest import ROOT
 
-CLAIMS = marin.FIXTURES / "claims.toml"
+CLAIMS = marin.CLAIMS
 
 
 def run(*args: str) -> Result:
@@ -110,7 +110,12 @@ def test_captured_strings_are_escaped(site: Path) -> None:
 
 def test_a_tampered_blob_refuses_to_build_or_is_shown_failed(tmp_path: Path) -> None:
     work = marin.build(tmp_path / "marin")
-    blob = next(b for c in work.s2.captures for b in c.blobs if c.source == "hero-run")
+    blob = next(
+        b
+        for c in work.s2.captures
+        for b in c.blobs
+        if c.source == "hero-run" and b.name == "graphql-response.json"
+    )
     path = work.store.object_path(Digest.parse(blob.digest))
     path.chmod(0o644)
     path.write_bytes(path.read_bytes().replace(b"390251", b"390139"))
