@@ -82,7 +82,9 @@ def test_everything_it_wrote_verifies_again(demo: tuple[Path, str]) -> None:
         )
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert "[ok  ] 5. blobs" in checked.stdout
-    packed = prov(out, "verify", "--pack", f"evidence-{MILESTONES[1]}.tar")
+    packed = prov(
+        out, "verify", "--pack", f"evidence-{MILESTONES[1]}.tar", "--key", "keys/demo.pub"
+    )
     assert packed.returncode == 0, packed.stdout + packed.stderr
     assert prov(out, "fsck").returncode == 0
 
