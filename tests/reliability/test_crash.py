@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from provenance._internal.files import create_temp, sweep_temps
+from provenance.digest import Digest
 from provenance.store.objects import Store
 from tests.conftest import GitRepo
 from tests.reliability import figures
@@ -177,3 +178,72 @@ def test_fsck_and_snapshot_sweep_what_a_killed_writer_left(
     assert code == 0
     assert "removed an interrupted write" in out and leftover.name in out
     assert not leftover.exists()
+
+
+PACKER = """
+import random, sys
+from provenance.digest import Digest
+from provenance.store.objects import Store
+store = Store(sys.argv[1]).init()
+rng = random.Random(int(sys.argv[2]))
+with store.batch() as batch:
+    for index in range(int(sys.argv[3])):
+        batch.put_bytes(rng.randbytes(rng.randint(100, 6000)))
+print("published", flush=True)
+"""
+
+
+def test_a_batch_killed_while_packing_leaves_only_whole_packs(scratch: Path) -> None:
+    """SIGKILL at random moments of one large batch (appending, fsyncing, writing the index,
+    publishing): afterwards every index names a whole pack whose objects all read back, fsck
+    finds nothing corrupt and removes the leftovers, and the same batch then completes."""
+    import sys
+
+    trials = TRIALS_FULL if figures.full() else TRIALS_CI
+    seed = int(os.environ.get("PROV_CRASH_SEED", random.SystemRandom().randrange(1 << 30)))
+    print(f"packing kills: {trials}, seed {seed} (set PROV_CRASH_SEED to replay)")
+    rng = random.Random(seed)
+    objects = 20_000
+
+    def packer(root: Path) -> subprocess.Popen[bytes]:
+        argv = [sys.executable, "-c", PACKER, str(root), "7", str(objects)]
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    started = time.monotonic()
+    warm = packer(scratch / "packing-warm-up")
+    out, err = warm.communicate(timeout=600)
+    assert warm.returncode == 0 and out == b"published\n", err.decode()
+    end = time.monotonic() - started
+    phases: Counter[str] = Counter()
+    for trial in range(trials):
+        root = scratch / f"packing-{trial}"
+        process = packer(root)
+        time.sleep(rng.uniform(0.2 * end, 1.1 * end))  # start-up writes nothing
+        process.kill()
+        process.communicate(timeout=60)
+        store = Store(root)
+        packs = store.packs_dir
+        names = sorted(p.name for p in packs.iterdir()) if packs.is_dir() else []
+        indexes = [n for n in names if n.endswith(".idx")]
+        for name in indexes:  # visible means whole: every object reads back and hashes right
+            assert name[:-4] + ".pack" in names, names
+        readable = sum(1 for _ in store.digests())
+        for hexdigest, _ in store.digests():
+            store.check(Digest("blake3", hexdigest))
+        assert readable in (0, objects), readable  # one pack: all of its objects or none
+        phases["published" if readable else ("unpublished" if names else "before the pack")] += 1
+        report = store.fsck()
+        assert report.corrupt == [] and report.damaged == []
+        assert [n for n in os.listdir(packs) if not n.endswith((".pack", ".idx"))] == []
+        assert all(
+            n[:-5] + ".idx" in os.listdir(packs) for n in os.listdir(packs) if n.endswith(".pack")
+        )
+        again = packer(root)
+        out, err = again.communicate(timeout=600)
+        assert again.returncode == 0, err.decode()
+        assert sum(1 for _ in Store(root).digests()) == objects
+        figures.count("crash", "packing kills consistent")
+        subprocess.run(["rm", "-rf", str(root)], check=True)
+    for phase, count in phases.items():
+        figures.count("crash", f"packing killed: {phase}", count)
+    print("packing kills by phase:", json.dumps(phases))
