@@ -256,13 +256,13 @@ def witness(
     if fmt is Format.JSON:
         import json
 
-        document = {
-            **result.to_json(),
-            "vantage": where.model_dump(mode="json"),
-            "statement": str(path) if path else None,
-            "witnessed": [c.source for c in matched],
-        }
-        click.echo(json.dumps(document, indent=2))
+        run = witnesses.WitnessRun(
+            vantage=where,
+            statement=str(path) if path else None,
+            witnessed=[c.source for c in matched],
+            recheck=result,
+        )
+        click.echo(json.dumps(run.to_json(), indent=2))
     elif fmt is Format.TEXT:
         click.echo(render_witness(result, where, path), nl=False)
     else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,7 +24,7 @@ from provenance.attest import dsse
 from provenance.attest import statement as statements
 from provenance.attest.signing import Attester
 from provenance.capture.recheck import Recollected
-from provenance.compare.recheck import SourceCheck, link
+from provenance.compare.recheck import RecheckReport, SourceCheck, link
 from provenance.digest import Digest, sha256_bytes
 from provenance.errors import ProvError, StoreError, UsageError
 from provenance.model import (
@@ -39,8 +40,10 @@ from provenance.model import (
 from provenance.store.objects import Store
 
 __all__ = [
+    "RUN_SCHEMA",
     "WitnessEntry",
     "WitnessRef",
+    "WitnessRun",
     "build",
     "entries",
     "record",
@@ -121,6 +124,22 @@ def build(
         "digest": {"sha256": snapshot.sha256().hex},
     }
     return statements.wrap([subject], WITNESS_PREDICATE_TYPE, predicate.model_dump(mode="json"))
+
+
+RUN_SCHEMA: Final = "https://prov.dev/witness-run/v1"
+
+
+class WitnessRun(WireModel):
+    """``prov witness --format json``: what was asked again, and what was signed."""
+
+    schema_: Literal["https://prov.dev/witness-run/v1"] = Field(default=RUN_SCHEMA, alias="schema")
+    vantage: Vantage
+    statement: str | None = Field(description="the signed statement's file; null: none matched")
+    witnessed: list[str] = Field(description="sources signed for")
+    recheck: RecheckReport = Field(description="every source against what the snapshot holds")
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
 
 
 class WitnessRef(WireModel):

@@ -54,6 +54,14 @@ def site_schema() -> dict[str, Any]:
     return {"$schema": DRAFT, "$id": SCHEMA, **schema}
 
 
+def witness_run_schema() -> dict[str, Any]:
+    from provenance.compare.witness import RUN_SCHEMA, WitnessRun
+
+    schema = WitnessRun.model_json_schema(mode="serialization", by_alias=True)
+    schema["required"] = ["schema", *schema["required"]]
+    return {"$schema": DRAFT, "$id": RUN_SCHEMA, **schema}
+
+
 SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "snapshot.v1.schema.json": snapshot_schema,
     "diff.v1.schema.json": diff_schema,
@@ -61,6 +69,7 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "note.v1.schema.json": note_schema,
     "witness.v1.schema.json": witness_schema,
     "recheck-report.v1.schema.json": recheck_report_schema,
+    "witness-run.v1.schema.json": witness_run_schema,
     "site.v1.schema.json": site_schema,
 }
 

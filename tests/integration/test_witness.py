@@ -138,6 +138,17 @@ def _outcomes(report: dict[str, Any]) -> dict[str, str]:
     return {s["source"]: s["outcome"] for s in report["sources"]}
 
 
+def _schema_valid(document: dict[str, Any]) -> dict[str, Any]:
+    """The JSON output matches the committed schema its ``schema`` tag names."""
+    import jsonschema
+
+    name = document["schema"].rsplit("/", 2)[-2] + ".v1.schema.json"
+    schema = json.loads((ROOT / "schemas" / name).read_text())
+    assert schema["$id"] == document["schema"]
+    jsonschema.validate(document, schema)
+    return document
+
+
 def test_recheck_in_the_same_state_is_all_same_then_drift_is_exactly_what_changed(
     run: Run,
 ) -> None:
@@ -149,7 +160,7 @@ def test_recheck_in_the_same_state_is_all_same_then_drift_is_exactly_what_change
     assert matches["store-artifact"] == "content" and matches["launcher"] == "digest"
 
     run.state(2)
-    drift = run.json("recheck", ATTESTATION, code=1)
+    drift = _schema_valid(run.json("recheck", ATTESTATION, code=1))
     assert _outcomes(drift) == {
         "hero-run": "gone",  # B serves the run resumed under a new id; the old one is no more
         "launcher": "changed",  # main moved to the commit with the new mixture phase
@@ -184,10 +195,10 @@ def test_an_unsigned_recheck_writes_nothing(run: Run) -> None:
 
 
 def _witness(run: Run, name: str, region: str, *extra: str, code: int = 0) -> Any:
-    return run.json(
+    return _schema_valid(run.json(
         "witness", ATTESTATION, "--key", f"keys/{name}.key", "--operator", name,
         "--region", region, *extra, code=code,
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 def _verify(run: Run, *args: str, code: int = 0) -> Any:
