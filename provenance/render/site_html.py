@@ -96,7 +96,7 @@ dl.meaning dt{font-weight:700;margin-top:.7rem}dl.meaning dd{margin:.1rem 0 0 0}
 figure{margin:0;border:1px solid var(--line);border-radius:8px;padding:.5rem;min-width:0}
 figcaption{font-size:.92rem;margin-bottom:.3rem}
 svg.chart{display:block;width:100%;height:auto}
-svg.grid-chart{width:auto;max-width:100%}
+svg.grid-chart{width:auto;max-width:none}
 svg .grid{stroke:var(--line);stroke-width:1}
 svg .tick{fill:var(--muted);font:11px system-ui,sans-serif}
 svg .count{fill:var(--fg);font:12px system-ui,sans-serif;font-weight:700}
@@ -373,7 +373,8 @@ def _plots(site: Site) -> list[str]:
                 counts[(s.source, column)] = s.changes
         out.append(
             "<figure><figcaption>Darker: more changes (volatile fields not counted)</figcaption>"
-            f"{svgplot.changes_chart(sources, columns, counts, 'changes')}</figure>"
+            f'<div class="scroll">{svgplot.changes_chart(sources, columns, counts, "changes")}'
+            "</div></figure>"
         )
     else:
         out.append('<p class="muted">Fewer than two verified milestones: nothing to compare.</p>')

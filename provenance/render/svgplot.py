@@ -28,13 +28,22 @@ class ClaimPoint:
     verdict: str  # holds, fails, gap
 
 
-def si(number: float) -> str:
+def si(number: float, digits: int = 4) -> str:
     """A short axis label: 18.0T, 535B, 312k, 0.97."""
     magnitude = abs(number)
     for size, suffix in ((1e15, "P"), (1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
         if magnitude >= size:
-            return f"{number / size:.4g}{suffix}"
-    return f"{number:.4g}"
+            return f"{number / size:.{digits}g}{suffix}"
+    return f"{number:.{digits}g}"
+
+
+def _ticks(values: Sequence[float]) -> list[str]:
+    """Tick labels with as many digits as it takes to tell them apart (a narrow range)."""
+    for digits in range(4, 13):
+        labels = [si(v, digits) for v in values]
+        if len(set(labels)) == len(labels):
+            return labels
+    return labels
 
 
 def _fmt(x: float) -> str:
@@ -79,15 +88,19 @@ def claim_chart(name: str, points: Sequence[ClaimPoint], ident: str) -> str:
         )
         + "</desc>",
     ]
-    for tick in range(3):
-        v = low + (high - low) * (tick + 0.5) / 3
+    ticks = [low + (high - low) * (tick + 0.5) / 3 for tick in range(3)]
+    for v, label in zip(ticks, _ticks(ticks), strict=True):
         parts.append(
             f'<line class="grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{_fmt(y(v))}" '
             f'y2="{_fmt(y(v))}"/>'
             f'<text class="tick" x="{LEFT - 6}" y="{_fmt(y(v) + 4)}" text-anchor="end">'
-            f"{e(si(v))}</text>"
+            f"{e(label)}</text>"
         )
+    # As many milestone names as fit side by side (about 70 px each), always the last one.
+    every = max(1, math.ceil(count / max(1, (WIDTH - LEFT - RIGHT) // 70)))
     for index, point in enumerate(points):
+        if index % every and index != count - 1:
+            continue
         label = point.milestone if len(point.milestone) <= 14 else point.milestone[:13] + "…"
         parts.append(
             f'<text class="tick" x="{_fmt(_x(index, count))}" y="{HEIGHT - BOTTOM + 18}" '
@@ -136,7 +149,7 @@ def changes_chart(
     """A grid: one row per source, one column per interval, shaded by the number of changes."""
     e = html.escape
     row, label_width, cell = 26, 130, 70
-    width = max(WIDTH, label_width + cell * len(intervals) + 10)
+    width = label_width + cell * len(intervals) + 10
     height = 34 + row * len(sources)
     peak = max(counts.values(), default=0) or 1
     parts = [

@@ -332,3 +332,29 @@ def test_a_signed_note_supersedes_and_a_forged_one_is_marked(tmp_path: Path) -> 
     page = (out / "m" / "m2.html").read_text()
     assert "NOT verified" in page and "Alice signed off" in page
     site_checks.check_links(out)
+
+
+def test_a_tampered_pack_is_shown_failed(site: Path, tmp_path: Path) -> None:
+    """One byte of a blob inside m2's pack changed: the pack's own sha256 list catches it."""
+    import tarfile
+
+    folder = tmp_path / "evidence"
+    folder.mkdir()
+    shutil.copy(site / "files" / "m1.evidence.tar", folder)
+    original = site / "files" / "m2.evidence.tar"
+    with tarfile.open(original) as tar:
+        blob = next(m for m in tar.getmembers() if m.name.startswith("blobs/"))
+        offset = blob.offset_data
+    data = bytearray(original.read_bytes())
+    data[offset] ^= 0x01
+    (folder / "m2.evidence.tar").write_bytes(bytes(data))
+    out = tmp_path / "site"
+    pub = str(site / "files" / "auditor.pub")
+    refused = run("site", str(folder), "-o", str(out), "--key", pub)
+    assert refused.exit_code == 1 and "m2.evidence.tar" in refused.output and not out.exists()
+    shown = run("site", str(folder), "-o", str(out), "--key", pub, "--show-failed")
+    assert shown.exit_code == 1
+    document = json.loads((out / "site.json").read_text())
+    verdicts = {m["id"]: m["verification"]["verified"] for m in document["milestones"]}
+    assert verdicts == {"m1": True, "m2": False}
+    assert 'class="badge bad">FAILED verification' in (out / "m" / "m2.html").read_text()
