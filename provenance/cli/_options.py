@@ -70,6 +70,55 @@ def resolve_store_path(explicit: Path | None, configured: Path | None = None) ->
     return Path(".prov")
 
 
+def _trust_click_options(with_trust_pack: bool, key_help: str) -> list[Callable[[F], F]]:
+    file = click.Path(path_type=Path, dir_okay=False)
+    options = [
+        click.option("--key", "key_paths", multiple=True, type=file, help=key_help),
+        click.option(
+            "--threshold",
+            type=click.IntRange(min=1),
+            default=1,
+            show_default=True,
+            help="How many distinct trusted keys must have signed.",
+        ),
+        click.option(
+            "--cert-identity", help="Sigstore: the signer's identity (SAN), matched exactly."
+        ),
+        click.option(
+            "--cert-oidc-issuer",
+            help="Sigstore: the identity's OIDC issuer, matched exactly "
+            "[default with --repository: GitHub Actions].",
+        ),
+        click.option(
+            "--repository",
+            metavar="OWNER/NAME",
+            help="Sigstore: signed by a GitHub Actions workflow of this repository.",
+        ),
+        click.option("--ref", help="Sigstore: ...and on this git ref (e.g. refs/tags/v1.0)."),
+        click.option(
+            "--trusted-root",
+            type=file,
+            help="Sigstore trusted_root.json [default: production, shipped with sigstore; "
+            "offline]. Never taken from a pack.",
+        ),
+        click.option(
+            "--tsa-certs",
+            type=file,
+            help="PEM chain of the timestamp authority whose RFC 3161 token must verify.",
+        ),
+    ]
+    if with_trust_pack:
+        options.append(
+            click.option(
+                "--trust-pack",
+                is_flag=True,
+                help="Trust the keys, identity, trusted root and TSA chain an evidence "
+                "pack brings (each is printed); only without the options above.",
+            )
+        )
+    return options
+
+
 def _trust_decorator(with_trust_pack: bool, key_help: str) -> Callable[[F], F]:
     """The trust options (``verify.policy.TrustOptions``), handed to the command as ``trust``."""
 
@@ -91,52 +140,7 @@ def _trust_decorator(with_trust_pack: bool, key_help: str) -> Callable[[F], F]:
             )
             return function(*args, **kwargs)
 
-        file = click.Path(path_type=Path, dir_okay=False)
-        options = [
-            click.option("--key", "key_paths", multiple=True, type=file, help=key_help),
-            click.option(
-                "--threshold",
-                type=click.IntRange(min=1),
-                default=1,
-                show_default=True,
-                help="How many distinct trusted keys must have signed.",
-            ),
-            click.option(
-                "--cert-identity", help="Sigstore: the signer's identity (SAN), matched exactly."
-            ),
-            click.option(
-                "--cert-oidc-issuer",
-                help="Sigstore: the identity's OIDC issuer, matched exactly "
-                "[default with --repository: GitHub Actions].",
-            ),
-            click.option(
-                "--repository",
-                metavar="OWNER/NAME",
-                help="Sigstore: signed by a GitHub Actions workflow of this repository.",
-            ),
-            click.option("--ref", help="Sigstore: ...and on this git ref (e.g. refs/tags/v1.0)."),
-            click.option(
-                "--trusted-root",
-                type=file,
-                help="Sigstore trusted_root.json [default: production, shipped with sigstore; "
-                "offline]. Never taken from a pack.",
-            ),
-            click.option(
-                "--tsa-certs",
-                type=file,
-                help="PEM chain of the timestamp authority whose RFC 3161 token must verify.",
-            ),
-        ]
-        if with_trust_pack:
-            options.append(
-                click.option(
-                    "--trust-pack",
-                    is_flag=True,
-                    help="Trust the keys, identity, trusted root and TSA chain an evidence "
-                    "pack brings (each is printed); only without the options above.",
-                )
-            )
-        for option in reversed(options):
+        for option in reversed(_trust_click_options(with_trust_pack, key_help)):
             command = option(command)
         return command  # type: ignore[return-value]
 
@@ -151,3 +155,15 @@ packing_trust_options = _trust_decorator(
     False, "A public key the attestation verifies with (repeat; packed with it)."
 )
 """The same options on ``prov pack``, which verifies before it packs (no pack to trust yet)."""
+
+
+UNCHECKED = (
+    "note: signatures were not checked (pass --key PUB, or --cert-identity and "
+    "--cert-oidc-issuer, to verify first); what was read was re-hashed"
+)
+
+
+def say_what_was_checked(*verified: tuple[str, ...] | None) -> None:
+    """One line on stderr when a reader read evidence whose signatures it did not check."""
+    if any(signers is None for signers in verified):
+        click.echo(UNCHECKED, err=True)

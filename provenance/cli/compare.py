@@ -10,11 +10,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from provenance.cli._options import resolve_store_path, store_option
+from provenance.cli._options import (
+    resolve_store_path,
+    say_what_was_checked,
+    store_option,
+    trust_options,
+)
 
 if TYPE_CHECKING:
     from provenance.compare.diff import Diff
     from provenance.store.objects import Store
+    from provenance.verify.policy import TrustOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -61,9 +67,10 @@ def _store(explicit: Path | None) -> Store | None:
 @store_option
 @_format_option
 @_colour_option
+@trust_options
 @click.option(
-    "--key",
-    "key_paths",
+    "--sign-key",
+    "sign_paths",
     multiple=True,
     type=click.Path(path_type=Path, dir_okay=False),
     help="Also sign the diff with this private key (repeatable): writes an in-toto statement.",
@@ -82,7 +89,8 @@ def diff(
     store: Path | None,
     output_format: str,
     colour: bool | None,
-    key_paths: tuple[Path, ...],
+    trust: TrustOptions,
+    sign_paths: tuple[Path, ...],
     output: Path | None,
 ) -> None:
     """Show what changed between two snapshots. Exit 0 when equal, 1 when they differ.
@@ -90,7 +98,8 @@ def diff(
     A and B are attestation files, or labels / sha256 prefixes of snapshots in the
     store. File contents (unified diffs, JSON / YAML / TOML documents) are compared
     when their blobs are in the store. Volatile fields (timestamps, heartbeats, step
-    counters, request ids) are listed apart and do not count as differences.
+    counters, request ids) are listed apart and do not count as differences. With
+    --key / --cert-identity (as for verify) both sides are verified first.
     """
     from provenance.compare import notes
     from provenance.compare.diff import compare
@@ -98,13 +107,16 @@ def diff(
     from provenance.errors import UsageError
     from provenance.render import report as render
 
-    if output is not None and not key_paths:
-        raise UsageError("-o names the signed diff: pass --key too")
+    if output is not None and not sign_paths:
+        raise UsageError("-o names the signed diff: pass --sign-key too")
     target_store = _store(store)
-    left, right = open_evidence(a, target_store), open_evidence(b, target_store)
-    result = compare(left, right, notes.spanning(target_store, left.snapshot, right.snapshot))
-    if key_paths:
-        _sign_diff(result, key_paths, output)
+    left = open_evidence(a, target_store, trust)
+    right = open_evidence(b, target_store, trust)
+    say_what_was_checked(left.verified, right.verified)
+    spanned = notes.spanning(target_store, left.snapshot, right.snapshot, trust)
+    result = compare(left, right, spanned)
+    if sign_paths:
+        _sign_diff(result, sign_paths, output)
     fmt = render.Format(output_format)
     use = _use_colour(colour)
     # click strips ANSI codes off a non-terminal unless told the colour was asked for
@@ -143,6 +155,7 @@ def _sign_diff(result: Diff, key_paths: tuple[Path, ...], output: Path | None) -
 @store_option
 @_format_option
 @_colour_option
+@trust_options
 @click.pass_context
 def check(
     ctx: click.Context,
@@ -151,6 +164,7 @@ def check(
     store: Path | None,
     output_format: str,
     colour: bool | None,
+    trust: TrustOptions,
 ) -> None:
     """Check published numbers against a snapshot.
 
@@ -176,9 +190,10 @@ def check(
 
     claims_file = claims_module.load(claims_path)  # refuses unsafe expressions before any runs
     target_store = _store(store)
-    evidence = open_evidence(snapshot, target_store)
+    evidence = open_evidence(snapshot, target_store, trust)
+    say_what_was_checked(evidence.verified)
     report = claims_module.check(
-        claims_file, evidence, notes.up_to(target_store, evidence.snapshot)
+        claims_file, evidence, notes.up_to(target_store, evidence.snapshot, trust)
     )
     fmt = render.Format(output_format)
     use = _use_colour(colour)
@@ -272,6 +287,7 @@ def note(
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write the report here [default: stdout].",
 )
+@trust_options
 def report(
     a: str,
     b: str,
@@ -279,6 +295,7 @@ def report(
     store: Path | None,
     output_format: str,
     output: Path | None,
+    trust: TrustOptions,
 ) -> None:
     """One page for a milestone: claims against B, and what changed since A.
 
@@ -295,9 +312,13 @@ def report(
 
     claims_file = claims_module.load(claims_path)
     target_store = _store(store)
-    left, right = open_evidence(a, target_store), open_evidence(b, target_store)
-    result = compare(left, right, notes.spanning(target_store, left.snapshot, right.snapshot))
-    checked = claims_module.check(claims_file, right, notes.up_to(target_store, right.snapshot))
+    left = open_evidence(a, target_store, trust)
+    right = open_evidence(b, target_store, trust)
+    say_what_was_checked(left.verified, right.verified)
+    spanned = notes.spanning(target_store, left.snapshot, right.snapshot, trust)
+    result = compare(left, right, spanned)
+    noted = notes.up_to(target_store, right.snapshot, trust)
+    checked = claims_module.check(claims_file, right, noted)
     page = render.render_report(result, checked, render.Format(output_format))
     if output is None:
         click.echo(page, nl=False)

@@ -13,36 +13,42 @@ from provenance.cli._options import (
     config_option,
     format_option,
     resolve_store_path,
+    say_what_was_checked,
     store_option,
+    trust_options,
 )
 
 if TYPE_CHECKING:
     from provenance.config import Config
+    from provenance.verify.policy import TrustOptions
+    from provenance.verify.resolve import Loaded
 
 
 @click.command()
 @click.argument("snapshot")
 @store_option
 @format_option
-def show(snapshot: str, store: Path | None, output_format: str) -> None:
+@trust_options
+def show(snapshot: str, store: Path | None, output_format: str, trust: TrustOptions) -> None:
     """Show a snapshot (an attestation file, label or id).
 
     SNAPSHOT is an attestation file, or a label / id of a snapshot in the store.
-    This reads without checking signatures; use `prov verify` for that.
+    With --key / --cert-identity (as for verify) it is verified first; without, its
+    digests are recomputed and a line says the signatures were not checked.
     """
-    from provenance.model import Establishes
-    from provenance.render.escape import text
     from provenance.store.objects import Store
     from provenance.verify.resolve import load
 
-    loaded = load(snapshot, Store(resolve_store_path(store)))
-    snap = loaded.snapshot
+    loaded = load(snapshot, Store(resolve_store_path(store)), trust)
+    say_what_was_checked(loaded.verified)
     fmt = Format(output_format)
     if fmt is Format.JSON:
+        snap = loaded.snapshot
         document = {
             "schema": "https://prov.dev/show/v1",
             "origin": loaded.origin,
             "sha256": snap.sha256().hex,
+            "verified_by": list(loaded.verified) if loaded.verified is not None else None,
             "snapshot": snap.model_dump(mode="json"),
         }
         import json
@@ -51,9 +57,20 @@ def show(snapshot: str, store: Path | None, output_format: str) -> None:
         return
     if fmt is not Format.TEXT:
         assert_never(fmt)
+    _show_text(loaded)
+
+
+def _show_text(loaded: Loaded) -> None:
+    from provenance.model import Establishes
+    from provenance.render.escape import text
+
+    snap = loaded.snapshot
     click.echo(f"snapshot {snap.label}  sha256:{snap.sha256().hex}")
     click.echo(f"  created {snap.created} by prov {snap.tool.version}; from {loaded.origin}")
-    click.echo(f"  {loaded.signatures} signature(s), not checked here (run `prov verify`)")
+    if loaded.verified is None:
+        click.echo(f"  {loaded.signatures} signature(s), not checked here (pass --key PUB)")
+    else:
+        click.echo(text(f"  verified: signed by {', '.join(loaded.verified)}"))
     every = get_args(Establishes)
     for capture in snap.captures:
         click.echo(f"\n{capture.source} [{capture.kind}]: {capture.status}  {capture.digest}")
@@ -116,11 +133,15 @@ def _summary(value: Any) -> str:
     show_default=True,
     help="Output format.",
 )
-def log(store: Path | None, output_format: str) -> None:
+@trust_options
+@click.pass_context
+def log(ctx: click.Context, store: Path | None, output_format: str, trust: TrustOptions) -> None:
     """The timeline of snapshots in the store, oldest first.
 
     Each snapshot shows what changed since the one before it (compared from the
-    attestations alone) and the change notes tied to it.
+    attestations alone) and the change notes tied to it. With --key / --cert-identity
+    every snapshot and note is verified first; one that fails is shown with its
+    problem, never compared, and the exit is 1.
     """
     import sys
 
@@ -128,9 +149,12 @@ def log(store: Path | None, output_format: str) -> None:
     from provenance.render import report as render
     from provenance.store.objects import Store
 
-    items = timeline(Store(resolve_store_path(store)).require())
+    items = timeline(Store(resolve_store_path(store)).require(), trust)
+    say_what_was_checked(None if not trust.asked else ())
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     click.echo(render.render_log(items, render.Format(output_format), colour=colour), nl=False)
+    if trust.asked and any(item.problem for item in items):
+        ctx.exit(1)
 
 
 @click.command()

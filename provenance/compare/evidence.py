@@ -17,6 +17,7 @@ from typing import Protocol
 from provenance.digest import Digest
 from provenance.model import Snapshot
 from provenance.store.objects import Store
+from provenance.verify.policy import TrustOptions
 from provenance.verify.resolve import load
 
 
@@ -77,10 +78,15 @@ class Evidence:
     origin: str
     signatures: int
     blobs: BlobSource
+    verified: tuple[str, ...] | None = None
+    """Signers verified under the auditor's trust options; None: signatures not checked."""
 
 
-def open_evidence(reference: str, store: Store | None) -> Evidence:
-    """An evidence pack, an attestation file, or a label / sha256 prefix in the store."""
-    loaded = load(reference, store)
+def open_evidence(
+    reference: str, store: Store | None, trust: TrustOptions | None = None
+) -> Evidence:
+    """An evidence pack, an attestation file, or a label / sha256 prefix in the store; with
+    ``trust``, verified first (``verify.resolve.load``)."""
+    loaded = load(reference, store, trust)
     blobs: BlobSource = StoreBlobs(loaded.store) if loaded.store is not None else NoBlobs()
-    return Evidence(loaded.snapshot, loaded.origin, loaded.signatures, blobs)
+    return Evidence(loaded.snapshot, loaded.origin, loaded.signatures, blobs, loaded.verified)

@@ -10,20 +10,25 @@ id is the sha256 of the statement bytes; ``prov log`` and ``prov diff`` read it.
 
 from __future__ import annotations
 
+import logging
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from provenance._internal import canonical
 from provenance._internal.files import atomic_write
+from provenance.attest import dsse
 from provenance.attest import statement as statements
 from provenance.attest.signing import Attester
 from provenance.compare.diff import NoteRef
-from provenance.digest import sha256_bytes
-from provenance.errors import StoreError, UsageError
+from provenance.digest import Digest, sha256_bytes
+from provenance.errors import ProvError, StoreError, UsageError, VerificationError
 from provenance.model import NOTE_MAX_TEXT as MAX_TEXT
 from provenance.model import NOTE_PREDICATE_TYPE, Note, NoteSubject, Snapshot, utc_now
 from provenance.store.objects import Store
+from provenance.verify.policy import TrustOptions, TrustPolicy, from_auditor
+from provenance.verify.predicates import check_statement
 
 PREDICATE_TYPE = NOTE_PREDICATE_TYPE
 
@@ -112,21 +117,58 @@ def record(
     return entry
 
 
-def entries(store: Store) -> list[NoteEntry]:
-    """Every note in the store, oldest first."""
+def entries(store: Store, trust: TrustOptions | None = None) -> list[NoteEntry]:
+    """Every note in the store that its signed statement backs, oldest first.
+
+    The index is unsigned, so each entry is read against the signed note it names (the object
+    hashes to its address, its statement to the entry's id, its predicate is the entry's note,
+    its subject the snapshot). With the auditor's trust options the signatures are verified
+    and ``signers`` are the keys that verified; without, ``signers`` is empty: a note is never
+    shown as signed by anyone prov did not check. A note that fails is left out, with a warning.
+    """
     directory = _notes_dir(store)
     if not directory.is_dir():
         return []
+    policy = from_auditor(trust) if trust is not None and trust.asked else None
     found = []
     for path in sorted(directory.glob("*.json")):
         try:
-            found.append(NoteEntry.model_validate_json(path.read_bytes()))
+            entry = NoteEntry.model_validate_json(path.read_bytes())
         except (OSError, ValueError) as e:
             raise StoreError(f"the note index entry {path} is unreadable", cause=str(e)) from e
+        try:
+            found.append(_backed(store, entry, policy))
+        except (ProvError, ValueError) as e:
+            reason = e.message if isinstance(e, ProvError) else str(e)
+            logging.getLogger(__name__).warning("note %s left out: %s", _short(entry.id), reason)
     return sorted(found, key=lambda n: (n.note.created, n.id))
 
 
-def spanning(store: Store | None, a: Snapshot, b: Snapshot) -> list[NoteRef]:
+def _short(value: str) -> str:
+    return value[:12] if re.fullmatch(r"[0-9a-f]{64}", value) else repr(value[:64])
+
+
+def _backed(store: Store, entry: NoteEntry, policy: TrustPolicy | None) -> NoteEntry:
+    """The entry as its signed note says it, signers only as verified under ``policy``."""
+    data = store.read(Digest.parse(entry.attestation))
+    envelope = dsse.parse(data.strip(), origin=f"note {entry.id[:12]}")
+    if sha256_bytes(envelope.payload).hex != entry.id:
+        raise VerificationError("its statement is not the one the index names")
+    parsed = statements.parse(envelope.payload)
+    predicate, checked = check_statement(parsed)
+    if checked.note != entry.note:
+        raise VerificationError("the index does not say what the signed note says")
+    predicate.subject(parsed, checked)
+    signers: list[str] = []
+    if policy is not None:
+        results = dsse.verify(envelope, policy.keys, policy.threshold)
+        signers = sorted({r.verified_by for r in results if r.verified_by})
+    return entry.model_copy(update={"signers": signers})
+
+
+def spanning(
+    store: Store | None, a: Snapshot, b: Snapshot, trust: TrustOptions | None = None
+) -> list[NoteRef]:
     """Notes on snapshots from A's time to B's, both included (either order)."""
     if store is None or not store.exists():
         return []
@@ -134,18 +176,20 @@ def spanning(store: Store | None, a: Snapshot, b: Snapshot) -> list[NoteRef]:
     ends = {a.sha256().hex, b.sha256().hex}
     return [
         entry.ref()
-        for entry in entries(store)
+        for entry in entries(store, trust)
         if entry.note.snapshot.sha256 in ends or low <= entry.note.snapshot.created <= high
     ]
 
 
-def up_to(store: Store | None, snapshot: Snapshot) -> list[NoteRef]:
+def up_to(
+    store: Store | None, snapshot: Snapshot, trust: TrustOptions | None = None
+) -> list[NoteRef]:
     """Notes on this snapshot or an earlier one: what a reader of it should know."""
     if store is None or not store.exists():
         return []
     sha = snapshot.sha256().hex
     return [
         entry.ref()
-        for entry in entries(store)
+        for entry in entries(store, trust)
         if entry.note.snapshot.sha256 == sha or entry.note.snapshot.created <= snapshot.created
     ]

@@ -14,11 +14,11 @@ from provenance.compare.diff import NoteRef, compare_snapshots, headline
 from provenance.compare.recheck import RecheckRef
 from provenance.compare.witness import WitnessRef
 from provenance.compare.witness import entries as witness_entries
-from provenance.digest import Digest
 from provenance.errors import ProvError
 from provenance.model import Snapshot
 from provenance.store.objects import SnapshotEntry, Store
-from provenance.verify.resolve import load_attestation
+from provenance.verify.policy import TrustOptions
+from provenance.verify.resolve import load_entry
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,11 @@ class LogItem:
         }
 
 
-def timeline(store: Store) -> list[LogItem]:
-    notes = [entry.ref() for entry in change_notes.entries(store)]
+def timeline(store: Store, trust: TrustOptions | None = None) -> list[LogItem]:
+    """Every snapshot of the store, each read against its index entry (the label and sha256
+    the entry names must be the attestation's) and, with the auditor's trust options, verified
+    first: one that fails is shown with its problem, never compared."""
+    notes = [entry.ref() for entry in change_notes.entries(store, trust)]
     witnesses = [entry.ref(store) for entry in witness_entries(store)]
     items: list[LogItem] = []
     where: dict[str, int] = {}  # snapshot sha256 -> its item, for rechecks that come later
@@ -55,9 +58,7 @@ def timeline(store: Store) -> list[LogItem]:
         tied = tuple(note for note in notes if note.snapshot_sha256 == entry.sha256)
         seen = tuple(w for w in witnesses if w.snapshot_sha256 == entry.sha256)
         try:
-            digest = Digest.parse(entry.attestation)
-            store.check(digest)
-            snapshot = load_attestation(store.object_path(digest)).snapshot
+            snapshot = load_entry(store, entry, trust).snapshot
         except (ProvError, ValueError) as e:
             message = e.message if isinstance(e, ProvError) else str(e)
             items.append(LogItem(entry, None, notes=tied, problem=message))

@@ -117,7 +117,7 @@ def _write_capture(writer: Any, capture: Capture, store: Store) -> tuple[int, in
                 warc_headers["WARC-Truncated"] = "length"
             elif body_info.get("complete") is False:
                 warc_headers["WARC-Truncated"] = "disconnect"
-        payload: IO[bytes] = store.open(Digest.parse(blob.digest)) if blob else io.BytesIO(b"")
+        payload: IO[bytes] = _checked(store, blob.digest) if blob else io.BytesIO(b"")
         with payload:
             # An explicit length lets warcio stream from the store instead of copying the body
             # into a temporary file (which it would also never close).
@@ -173,3 +173,11 @@ def _pairs(value: Any) -> list[tuple[str, str]]:
 def _path(url: str) -> str:
     parts = urlsplit(url)
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def _checked(store: Store, address: str) -> IO[bytes]:
+    """A body to export, re-hashed first: an archive never carries bytes the snapshot did not
+    sign (a store object edited in place is an IntegrityError, nothing is written)."""
+    digest = Digest.parse(address)
+    store.check(digest)
+    return store.open(digest)

@@ -1,13 +1,16 @@
 """Finding a snapshot from what a user typed: an attestation path (DSSE or Sigstore bundle), an
 evidence pack, or a label / sha256 prefix of a snapshot in the store.
 
-These readers do not verify signatures (that is ``prov verify``'s job); they do check that the
-statement parses and that its subject digest matches, so what they show is at least self-consistent.
+Given the auditor's trust options (``verify.policy``), a reader verifies first, as ``prov verify``
+would (signatures, statement, subject, every capture digest, the label the file name or the store
+index gives) and refuses what fails. Without them it still checks that the statement parses, that
+its subject digest matches and that every capture's digest is its content's, and says that the
+signatures were not checked (``Loaded.verified`` is None).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from provenance.attest import statement as statements
@@ -16,8 +19,10 @@ from provenance.attest.statement import check_subject
 from provenance.digest import Digest
 from provenance.errors import InputError, IntegrityError, UsageError
 from provenance.model import Snapshot
-from provenance.store.objects import Store
-from provenance.verify.steps import check_predicate
+from provenance.store.objects import SnapshotEntry, Store
+from provenance.verify.audit import run
+from provenance.verify.policy import TrustOptions, TrustPolicy, for_pack, from_auditor
+from provenance.verify.steps import check_predicate, label_from_filename
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,25 @@ class Loaded:
     origin: str
     signatures: int
     store: Store | None = None  # where this snapshot's blobs can be read, when known
+    verified: tuple[str, ...] | None = None
+    """The signers that verified under the auditor's policy; None: signatures not checked."""
+
+
+def _verified(
+    loaded: Loaded, path: Path, policy: TrustPolicy | None, label: str | None, implied: bool
+) -> Loaded:
+    """Verify the attestation at ``path`` first, when there is a policy; raises on failure."""
+    if policy is None:
+        return loaded
+    if implied:
+        report = run(path, policy, implied_label=label)
+    else:
+        report = run(path, policy, expect_label=label)
+    return replace(loaded, verified=tuple(report.signers))
+
+
+def _policy(trust: TrustOptions | None) -> TrustPolicy | None:
+    return from_auditor(trust) if trust is not None and trust.asked else None
 
 
 def load_attestation(path: Path, store: Store | None = None) -> Loaded:
@@ -49,16 +73,20 @@ def load_attestation(path: Path, store: Store | None = None) -> Loaded:
     return Loaded(snapshot, str(path), count, store)
 
 
-def load_pack(path: Path) -> Loaded:
+def load_pack(path: Path, trust: TrustOptions | None = None) -> Loaded:
     """The snapshot in an evidence pack; its blobs stay readable through ``Loaded.store``.
 
     The pack is checked and extracted into a temporary folder that lives as long as that store.
+    With trust options it is verified under ``for_pack`` (the pack's own trust only with
+    ``--trust-pack``), for the label the pack's file name gives.
     """
     from provenance.store.pack import open_pack
 
     opened = open_pack(path)
+    policy = for_pack(trust, opened) if trust is not None and trust.asked else None
     loaded = load_attestation(opened.attestation, opened.store)
-    return Loaded(loaded.snapshot, f"{path} (evidence pack)", loaded.signatures, opened.store)
+    loaded = Loaded(loaded.snapshot, f"{path} (evidence pack)", loaded.signatures, opened.store)
+    return _verified(loaded, opened.attestation, policy, label_from_filename(path), True)
 
 
 _FILE_SUFFIXES = (".jsonl", ".json", ".tar")
@@ -73,15 +101,20 @@ def _missing_file(reference: str) -> None:
         )
 
 
-def load(reference: str, store: Store | None) -> Loaded:
-    """An attestation file, an evidence pack, or a label / sha256 prefix of a stored snapshot."""
+def load(reference: str, store: Store | None, trust: TrustOptions | None = None) -> Loaded:
+    """An attestation file, an evidence pack, or a label / sha256 prefix of a stored snapshot.
+
+    With ``trust`` (the auditor's options) it is verified first; see the module's docstring.
+    """
     from provenance.store.pack import is_pack
 
     path = Path(reference)
     if path.is_file():
         if is_pack(path):
-            return load_pack(path)
-        return load_attestation(path, store if store is not None and store.exists() else None)
+            return load_pack(path, trust)
+        held = store if store is not None and store.exists() else None
+        loaded = load_attestation(path, held)
+        return _verified(loaded, path, _policy(trust), label_from_filename(path), True)
     if store is None or not store.exists():
         _missing_file(reference)
         raise UsageError(
@@ -104,7 +137,15 @@ def load(reference: str, store: Store | None) -> Loaded:
         raise UsageError(
             f"{reference!r} names {len(matches)} snapshots ({ids})", hint="use a longer id"
         )
-    entry = matches[0]
+    return load_entry(store, matches[0], trust)
+
+
+def load_entry(store: Store, entry: SnapshotEntry, trust: TrustOptions | None = None) -> Loaded:
+    """The snapshot an index entry names, checked against the entry (and verified, with trust).
+
+    The index is unsigned: an edited entry could present an older snapshot under a newer label,
+    so the attestation it points at must be of that label and that sha256.
+    """
     try:
         digest = Digest.parse(entry.attestation)
     except ValueError as e:
@@ -112,8 +153,8 @@ def load(reference: str, store: Store | None) -> Loaded:
             f"the index entry of {entry.label!r} names no attestation object", cause=str(e)
         ) from e
     store.check(digest)
-    loaded = load_attestation(store.object_path(digest))
-    # The index is unsigned: an edited entry could present an older snapshot under a newer label.
+    path = store.object_path(digest)
+    loaded = load_attestation(path)
     snap = loaded.snapshot
     if snap.label != entry.label or snap.sha256().hex != entry.sha256:
         raise IntegrityError(
@@ -122,4 +163,5 @@ def load(reference: str, store: Store | None) -> Loaded:
             cause="the store's index was edited or damaged",
             hint="verify the attestation file itself with `prov verify`",
         )
-    return Loaded(snap, f"{entry.label} ({entry.sha256[:12]})", loaded.signatures, store)
+    loaded = Loaded(snap, f"{entry.label} ({entry.sha256[:12]})", loaded.signatures, store)
+    return _verified(loaded, path, _policy(trust), entry.label, False)

@@ -87,7 +87,7 @@ def test_json_report_is_exact_and_valid(
         "json",
     )
     assert result.exit_code == 1
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     schema = json.loads((ROOT / "schemas" / "claims-report.v1.schema.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(report)
     by_name = {r["name"]: r for r in report["results"]}

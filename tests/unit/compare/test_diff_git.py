@@ -83,7 +83,7 @@ def test_diff_of_two_real_snapshots(project: Path, prov: Prov) -> None:
     real, _, volatile = out.partition("volatile (not counted as differences):")
     assert "conf/mix.json: generated_at" in volatile and "generated_at" not in real
 
-    diff = json.loads(prov("diff", "v1", "v2", "--format", "json").output)
+    diff = json.loads(prov("diff", "v1", "v2", "--format", "json").stdout)
     (capture,) = diff["captures"]
     assert {f["path"]: f["change"] for f in capture["files"]} == {
         "NOTES.txt": "changed",

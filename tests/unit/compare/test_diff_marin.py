@@ -96,7 +96,7 @@ def test_a_snapshot_equals_itself(milestones: marin.Marin, prov: Callable[..., R
         result = prov("diff", a, b, "--store", store)
         assert result.exit_code == 0, result.output
         assert "no differences between m1 and m1" in result.output
-    as_json = json.loads(prov("diff", "m1", "m1", "--store", store, "--format", "json").output)
+    as_json = json.loads(prov("diff", "m1", "m1", "--store", store, "--format", "json").stdout)
     assert as_json["equal"] is True
     assert as_json["counts"] == {"sources_changed": 0, "changes": 0, "volatile": 0}
 
@@ -151,7 +151,7 @@ def test_json_diff_validates_and_its_patches_replay(
 ) -> None:
     result = prov("diff", "m1", "m2", "--store", str(milestones.store.root), "--format", "json")
     assert result.exit_code == 1
-    diff = json.loads(result.output)
+    diff = json.loads(result.stdout)
     assert diff["schema"] == "https://prov.dev/diff/v1"
     schema = json.loads((ROOT / "schemas" / "diff.v1.schema.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(diff)
@@ -191,7 +191,7 @@ def test_a_tampered_schema_would_reject_the_output(
 ) -> None:
     """The schema is a real contract: a wrong type in a change is caught."""
     diff = json.loads(
-        prov("diff", "m1", "m2", "--store", str(milestones.store.root), "--format", "json").output
+        prov("diff", "m1", "m2", "--store", str(milestones.store.root), "--format", "json").stdout
     )
     diff["captures"][0]["status"] = "moved"
     schema = json.loads((ROOT / "schemas" / "diff.v1.schema.json").read_text())
@@ -205,7 +205,7 @@ def test_signed_diff_names_both_snapshots(
     target = tmp_path / "m1-m2.diff.intoto.jsonl"
     store = str(milestones.store.root)
     result = prov(
-        "diff", "m1", "m2", "--store", store, "--key", str(milestones.key), "-o", str(target)
+        "diff", "m1", "m2", "--store", store, "--sign-key", str(milestones.key), "-o", str(target)
     )
     assert result.exit_code == 1
     envelope = dsse.parse(target.read_bytes())
@@ -217,7 +217,7 @@ def test_signed_diff_names_both_snapshots(
         {"name": "prov-snapshot:m1", "digest": {"sha256": milestones.s1.sha256().hex}},
         {"name": "prov-snapshot:m2", "digest": {"sha256": milestones.s2.sha256().hex}},
     ]
-    as_json = json.loads(prov("diff", "m1", "m2", "--store", store, "--format", "json").output)
+    as_json = json.loads(prov("diff", "m1", "m2", "--store", store, "--format", "json").stdout)
     assert parsed.predicate == as_json
     assert envelope.payload == canonical.dumps(canonical.loads(envelope.payload))
     # a changed byte breaks the signature
@@ -230,7 +230,7 @@ def test_signed_diff_names_both_snapshots(
         dsse.verify(forged, [keys.load_verifier(milestones.pub)], threshold=1)
     # never overwritten
     again = prov(
-        "diff", "m1", "m2", "--store", store, "--key", str(milestones.key), "-o", str(target)
+        "diff", "m1", "m2", "--store", store, "--sign-key", str(milestones.key), "-o", str(target)
     )
     assert again.exit_code == 2 and "already exists" in again.output
 
@@ -238,7 +238,7 @@ def test_signed_diff_names_both_snapshots(
 def test_markdown_for_release_notes(milestones: marin.Marin, prov: Callable[..., Result]) -> None:
     result = prov("diff", "m1", "m2", "--store", str(milestones.store.root), "--format", "markdown")
     assert result.exit_code == 1
-    md = result.output
+    md = result.stdout
     assert md.startswith("## prov diff: `m1` → `m2`")
     assert "### harrier-store-artifact \\[http\\]: changed" in md
     assert "- `status`: 403 -> 200" in md

@@ -16,6 +16,7 @@ from provenance.attest import statement as statements
 from provenance.compare import notes
 from provenance.digest import Digest
 from provenance.errors import VerificationError
+from provenance.verify.policy import TrustOptions
 from tests import marin_fixture as marin
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -128,7 +129,7 @@ def test_notes_show_in_log_diff_and_check(
     assert "hero-run (" in change and "token-counts" not in change
     assert TEXT in lines[m2 + 2] and "(supersedes: total training tokens)" in lines[m2 + 2]
 
-    as_json = json.loads(prov("log", "--store", store, "--format", "json").output)
+    as_json = json.loads(prov("log", "--store", store, "--format", "json").stdout)
     first, second = as_json["snapshots"]
     assert first["since"] is None and second["since"] == "m1"
     assert [n["text"] for n in second["notes"]] == [TEXT]
@@ -166,3 +167,51 @@ def test_log_in_every_format(milestones: marin.Marin, prov: Callable[..., Result
         result = prov("log", "--store", str(milestones.store.root), "--format", fmt.value)
         assert result.exit_code == 0
         assert "m2" in result.output and "m1" in result.output
+
+
+def test_notes_verify_like_snapshots_and_a_hand_written_note_is_never_shown(
+    milestones: marin.Marin,
+    prov: Callable[..., Result],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """`prov verify` takes a signed note (its predicateType was refused before); an index entry
+    that no signed note backs (written by hand into the store) is left out of `prov check` and
+    `prov log`, and a real note's signers show only when its signature was checked."""
+    store = str(milestones.store.root)
+    note_file = tmp_path / "note.intoto.jsonl"
+    made = prov(
+        "note", "m1", "--text", TEXT, "--key", str(milestones.key), "--store", store,
+        "-o", str(note_file),
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    verified = prov("verify", str(note_file), "--key", str(milestones.pub))
+    assert verified.exit_code == 0, verified.output
+    assert "verified: a signed note about m1" in verified.stdout
+    _, stranger = keys.generate(tmp_path, "stranger")
+    assert prov("verify", str(note_file), "--key", str(stranger)).exit_code == 1
+
+    real = notes.entries(milestones.store)[0]
+    assert real.signers == []  # not checked: nobody is named as having signed
+    checked = notes.entries(milestones.store, _trust(milestones.pub))
+    assert checked[0].signers and checked[0].id == real.id
+    assert notes.entries(milestones.store, _trust(stranger)) == []
+
+    forged = real.model_copy(
+        update={
+            "id": "f" * 64,
+            "note": real.note.model_copy(update={"supersedes": ("total training tokens",)}),
+            "signers": ["alice"],
+        }
+    )
+    index = milestones.store.root / "notes" / f"{forged.id}.json"
+    index.write_text(forged.model_dump_json())
+    claims = marin.FIXTURES / "claims.toml"
+    result = prov("check", "--claims", str(claims), "m1", "--store", store)
+    assert "superseded by note" not in result.stdout
+    assert "note ffffffffffff left out" in caplog.text  # a warning on stderr
+    assert "signatures were not checked" in result.stderr
+
+
+def _trust(pub: Path) -> TrustOptions:
+    return TrustOptions(keys=(pub,))

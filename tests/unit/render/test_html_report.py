@@ -34,7 +34,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert result.exit_code == 1, result.output
     target = tmp_path_factory.mktemp("html") / "diff-m1-m2.html"
-    target.write_text(result.output, encoding="utf-8")
+    target.write_text(result.stdout, encoding="utf-8")
     return target
 
 
@@ -199,8 +199,8 @@ def test_claims_and_log_pages_are_self_contained(
         "html",
     )
     log = prov("log", "--store", store, "--format", "html")
-    for markup in (claims.output, log.output):
+    for markup in (claims.stdout, log.stdout):
         parsed = parse(markup)
         assert parsed.fetching == [] and parsed.scripts == 0
-    assert "18,005,144,633,344" in parse(claims.output).text
-    assert "changed since m1" in parse(log.output).text
+    assert "18,005,144,633,344" in parse(claims.stdout).text
+    assert "changed since m1" in parse(log.stdout).text
