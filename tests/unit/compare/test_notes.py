@@ -206,7 +206,7 @@ def test_notes_verify_like_snapshots_and_a_hand_written_note_is_never_shown(
     )
     index = milestones.store.root / "notes" / f"{forged.id}.json"
     index.write_text(forged.model_dump_json())
-    claims = marin.FIXTURES / "claims.toml"
+    claims = marin.CLAIMS
     result = prov("check", "--claims", str(claims), "m1", "--store", store)
     assert "superseded by note" not in result.stdout
     assert "note ffffffffffff left out" in caplog.text  # a warning on stderr
