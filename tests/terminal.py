@@ -1,36 +1,50 @@
 """A real ``prov`` process on a pseudo-terminal, for what only a terminal shows.
 
 Ctrl-C reaches a program as SIGINT only through its controlling terminal, and a passphrase
-prompt reads ``/dev/tty``: neither can be tested with pipes. ``pty.fork`` gives the child a new
-session whose controlling terminal is the pty, as a shell in a terminal window would.
+prompt reads ``/dev/tty``: neither can be tested with pipes. The child starts a new session and
+opens the pty's terminal side, which makes it its controlling terminal (and its process group
+the foreground one), as a shell in a terminal window would. No ``fork()`` of the test process:
+it runs server threads, and only ``exec`` is safe after forking a threaded process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import select
-import signal
+import subprocess
 import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+
+# Runs in the child's new session: open the terminal (it becomes the controlling one), make it
+# stdin, stdout and stderr, then become prov.
+_ATTACH = (
+    "import os, sys; fd = os.open(sys.argv[1], os.O_RDWR); "
+    "[os.dup2(fd, n) for n in (0, 1, 2)]; os.close(fd); os.execv(sys.argv[2], sys.argv[2:])"
+)
 
 
 class Terminal:
     """``prov ARGS`` on a pty: read what it shows, type into it, press Ctrl-C."""
 
     def __init__(self, args: list[str], cwd: Path, env: Mapping[str, str] | None = None) -> None:
-        argv = [sys.executable, "-m", "provenance", *args]
-        environment = dict(os.environ if env is None else env)
-        pid, fd = pty.fork()
-        if pid == 0:  # the child: nothing here may return into the test run
-            try:
-                os.chdir(cwd)
-                os.execve(sys.executable, argv, environment)
-            finally:
-                os._exit(127)
-        self.pid, self.fd = pid, fd
+        master, slave = pty.openpty()
+        terminal = os.ttyname(slave)
+        # Held open here until prov ends, so that reading never fails before the child opens it.
+        self._slave = slave
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _ATTACH, terminal, sys.executable, "-m", "provenance", *args],
+            cwd=cwd,
+            env=dict(os.environ if env is None else env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.pid, self.fd = self.process.pid, master
         self.output = b""
         self.status: int | None = None
 
@@ -66,12 +80,12 @@ class Terminal:
         """The exit code (as a shell reports it), reading everything shown until then."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            done, status = os.waitpid(self.pid, os.WNOHANG)
-            if done:
-                while self.read(0.05):
+            code = self.process.poll()
+            if code is not None:
+                while self.read(0.05) and self._pending():
                     pass
-                self.status = os.waitstatus_to_exitcode(status)
-                os.close(self.fd)
+                self._close()
+                self.status = code if code >= 0 else 128 - code
                 return self.status
             self.read(0.05)
         self.kill()
@@ -79,13 +93,19 @@ class Terminal:
 
     def kill(self) -> None:
         if self.status is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
-            os.close(self.fd)
+            self.process.kill()
+            self.process.wait()
+            self._close()
             self.status = -9
+
+    def _pending(self) -> bool:
+        ready, _, _ = select.select([self.fd], [], [], 0)
+        return bool(ready)
+
+    def _close(self) -> None:
+        for fd in (self.fd, self._slave):
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     @property
     def text(self) -> str:

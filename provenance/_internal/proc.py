@@ -10,6 +10,9 @@ A git still running when the work is cancelled (Ctrl-C, SIGTERM) is killed.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,13 +56,14 @@ def git(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=git_env(),
+            process_group=0,  # with its helpers (git-remote-https), ended together below
         )
     except FileNotFoundError as e:
         raise MissingDependencyError(
             "git is not installed", hint="install git (e.g. apt-get install git)"
         ) from e
     # A git fetch from a server that stopped answering would outlive a Ctrl-C: end it then.
-    with process, cancel.on_cancel(process.kill):
+    with process, cancel.on_cancel(lambda: kill_group(process)):
         stdout, stderr = process.communicate(input)
     cancel.check()
     if process.returncode != 0:
@@ -68,6 +72,12 @@ def git(
             stderr=stderr.decode("utf-8", "replace"),
         )
     return stdout
+
+
+def kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill a child started with ``process_group=0`` and everything it started."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 def no_filters(cwd: Path) -> list[str]:
@@ -94,8 +104,6 @@ def no_filters(cwd: Path) -> list[str]:
 
 
 def git_env() -> dict[str, str]:
-    import os
-
     env = dict(os.environ)
     # Never prompt for credentials: prov runs unattended, and a prompt would hang forever.
     env["GIT_TERMINAL_PROMPT"] = "0"
