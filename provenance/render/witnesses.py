@@ -96,7 +96,7 @@ def observer_lines(report: ObserverReport) -> list[str]:
             lines.append(f"  witness {check.path}: not counted: {check.problem}")
     common = (
         set.intersection(*(set(c.not_proven) for c in report.captures))
-        if report.captures
+        if len(report.captures) > 1
         else set()
     )
     for capture in report.captures:
@@ -109,6 +109,6 @@ def observer_lines(report: ObserverReport) -> list[str]:
         lines.extend(
             f"      not proven: {text}" for text in capture.not_proven if text not in common
         )
-    lines.extend(f"  not proven for any capture: {text}" for text in sorted(common))
+    lines.extend(f"  not proven for every capture: {text}" for text in sorted(common))
     lines.append(f"  {report.summary}")
     return [escape.text(line) for line in lines]
