@@ -530,6 +530,8 @@ def _commands(build: _Build, name: str, kind: str | None) -> str:
             args += ["--threshold", str(trust.threshold)]
     if trust.tsa_certs is not None:
         args += ["--tsa-certs", "tsa-chain.pem"]
+    if trust.trusted_root is not None:
+        args += ["--trusted-root", "trusted_root.json"]
     return shlex.join(args)
 
 
@@ -592,6 +594,10 @@ def _trust(build: _Build) -> Trust:
     if trust.tsa_certs is not None:
         _place(build, trust.tsa_certs, "tsa-chain.pem")
         tsa = "files/tsa-chain.pem"
+    root = None
+    if trust.trusted_root is not None:
+        _place(build, trust.trusted_root, "trusted_root.json")
+        root = "files/trusted_root.json"
     identity = trust.identity.describe() if trust.identity is not None else None
     parts = []
     if key_items:
@@ -609,7 +615,7 @@ def _trust(build: _Build) -> Trust:
         keys=tuple(key_items),
         threshold=trust.threshold,
         identity=identity,
-        trusted_root=str(trust.trusted_root) if trust.trusted_root else None,
+        trusted_root=root,
         tsa=tsa,
         words=words,
     )
@@ -688,6 +694,8 @@ def _roles(
         roles[Path(key.file).name] = ("key", None)
     if trust.tsa:
         roles[Path(trust.tsa).name] = ("tsa-chain", None)
+    if trust.trusted_root:
+        roles[Path(trust.trusted_root).name] = ("trusted-root", None)
     return roles
 
 

@@ -187,7 +187,16 @@ class Interval(WireModel):
 class Download(WireModel):
     path: str = Field(description="relative to the site root")
     role: Literal[
-        "attestation", "timestamp", "pack", "key", "tsa-chain", "note", "diff", "witness", "recheck"
+        "attestation",
+        "timestamp",
+        "pack",
+        "key",
+        "tsa-chain",
+        "trusted-root",
+        "note",
+        "diff",
+        "witness",
+        "recheck",
     ]
     milestone: str | None = None
     sha256: str
@@ -205,8 +214,8 @@ class Trust(WireModel):
     keys: tuple[KeyItem, ...] = ()
     threshold: int = 1
     identity: str | None = Field(default=None, description="Sigstore identity policy, in words")
-    trusted_root: str | None = None
-    tsa: str | None = None
+    trusted_root: str | None = Field(default=None, description="site path of the Sigstore root")
+    tsa: str | None = Field(default=None, description="site path of the TSA chain")
     words: str
 
 

@@ -358,3 +358,52 @@ def test_a_tampered_pack_is_shown_failed(site: Path, tmp_path: Path) -> None:
     verdicts = {m["id"]: m["verification"]["verified"] for m in document["milestones"]}
     assert verdicts == {"m1": True, "m2": False}
     assert 'class="badge bad">FAILED verification' in (out / "m" / "m2.html").read_text()
+
+
+def test_a_site_of_sigstore_bundles(project: Path, make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Keyless bundles from a local Sigstore instance, trusted by repository and root."""
+    from provenance import config as configuration
+    from provenance._testing.sigstore import LocalSigstore
+    from provenance.attest import sigstore
+    from provenance.capture.snapshot import take
+    from provenance.store.objects import Store
+
+    identity = "https://github.com/example/project/.github/workflows/release.yml@refs/tags/v1"
+    instance = LocalSigstore(
+        signer_identity=identity, issuer="https://token.actions.githubusercontent.com"
+    )
+    repo = make_repo("code")
+    (project / "prov.toml").write_text(
+        f'[[sources]]\nname = "launcher"\nkind = "git"\nrepo = "{repo.path}"\nref = "HEAD"\n'
+    )
+    store = Store(project / ".prov")
+    for number, label in enumerate(("v0.9", "v1.0")):
+        repo.write("train.py", f"steps = {390139 + 112 * number}\n")
+        repo.commit(label)
+        config = configuration.load(project / "prov.toml")
+        take(config, store, sigstore.SigstoreAttester(instance), label=label)
+    root = instance.write_trusted_root(tmp_path / "root.json")
+    out = tmp_path / "site"
+    result = run(
+        "site", "-o", str(out), "--store", str(store.root), "--repository", "example/project",
+        "--trusted-root", str(root),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    document = site_checks.check_downloads(out)
+    assert [m["kind"] for m in document["milestones"]] == ["sigstore", "sigstore"]
+    assert document["trust"]["identity"].startswith("repository example/project")
+    assert document["intervals"][0]["sources_changed"] == 1
+    for command in (c for m in document["milestones"] for c in m["commands"]):
+        assert "--repository example/project" in command
+        done = subprocess.run(
+            [sys.executable, "-m", "provenance", *shlex.split(command)[1:]],
+            cwd=out / "files",
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, command + done.stdout + done.stderr
+    wrong = run(
+        "site", "-o", str(tmp_path / "wrong"), "--store", str(store.root),
+        "--repository", "example/other", "--trusted-root", str(root),
+    )  # fmt: skip
+    assert wrong.exit_code == 1 and not (tmp_path / "wrong").exists()
