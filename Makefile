@@ -8,12 +8,20 @@ BIN    := $(VENV)/bin
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-# pip lists each package as it goes: a first install takes a minute or more, and a silent minute
-# looks like a hang.
-$(BIN)/prov: pyproject.toml
-	@echo "make: installing prov and its development tools into $(VENV) (a minute or more the first time)"
+# Two steps, each saying what it does and letting pip list each package (a silent minute looks
+# like a hang): prov and what it needs to run (`make demo` stops here), then the development
+# tools (`make test`, `make lint`: ray, moto, mypy... the larger part of a first install).
+RUN_STAMP := $(VENV)/.prov-run
+
+$(RUN_STAMP): pyproject.toml
+	@echo "make: installing prov into $(VENV) (under a minute the first time; pip lists each package)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --progress-bar off -e .
+	touch $@
+
+$(BIN)/prov: $(RUN_STAMP)
+	@echo "make: adding the development tools to $(VENV) (a minute or more the first time)"
 	$(BIN)/python -m pip install --progress-bar off -e '.[dev]'
 	@echo "make: $(VENV) is ready"
 	touch $@
@@ -39,7 +47,7 @@ schemas: install ## Regenerate schemas/ and docs/config.md (the prov.toml refere
 	$(BIN)/python -m provenance.render.schemas schemas
 	$(BIN)/python -m provenance.render.config_doc docs/config.md
 
-demo: install ## The embedded Marin demo: two milestones captured, signed, verified, diffed, checked
+demo: $(RUN_STAMP) ## The embedded Marin demo: two milestones captured, signed, verified, diffed, checked
 	$(BIN)/python examples/marin/demo.py --out out/marin-demo
 
 bench: install ## Benchmarks against baselines; the table goes to benchmarks/results/ (PROV_BENCH_SCALE=0.1 for a quick run)
