@@ -28,6 +28,7 @@ import stat
 import tarfile
 import tempfile
 import weakref
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,8 @@ _MEMBER = re.compile(
     r"|trust/trusted_root\.json|trust/tsa-chain\.pem)$"
 )
 MAX_MEMBER = 1 << 34  # 16 GiB: beyond any blob a collector keeps; bounds a hostile header
+MAX_MEMBERS = 1 << 20  # members read before a pack is refused: headers cost memory and time
+MAX_MANIFEST = 256 << 20  # bytes of manifest.json (a million members listed is ~200 MB)
 
 Role = Literal["attestation", "timestamp", "blob", "key", "trusted-root", "tsa-chain"]
 
@@ -348,29 +351,48 @@ def open_pack(path: Path) -> OpenedPack:
     return OpenedPack(path, root, manifest, store)
 
 
-def _extract(tar: tarfile.TarFile, root: Path, path: Path) -> Manifest:
-    members = tar.getmembers()
-    names = [m.name for m in members]
-    for member in members:
-        # Refuse before writing anything: links, devices, folders, odd or escaping names.
+def _members(tar: tarfile.TarFile, path: Path) -> list[tarfile.TarInfo]:
+    """Every member header, each checked, before anything is written.
+
+    Links, devices, folders and odd or escaping names are refused; so are sparse members (a
+    10 KB sparse tar can declare, and make a reader write, gigabytes of zeros) and more than
+    ``MAX_MEMBERS`` headers. Duplicates are found by counting, in O(n log n).
+    """
+    members: list[tarfile.TarInfo] = []
+    for member in tar:
+        if len(members) >= MAX_MEMBERS:
+            raise PackError(f"{path}: more than {MAX_MEMBERS:,} members; no pack has as many")
         if member.name != MANIFEST and not _MEMBER.match(member.name):
             raise PackError(
                 f"{path}: member {member.name!r} is not part of an evidence pack",
                 hint="the pack was altered or not made by `prov pack`; nothing was extracted",
             )
-        if not member.isreg():
-            raise PackError(f"{path}: member {member.name!r} is not a regular file")
-        if member.size > MAX_MEMBER:
+        if not member.isreg() or member.issparse():
+            what = "a sparse file" if member.isreg() else "not a regular file"
+            raise PackError(f"{path}: member {member.name!r} is {what}")
+        if member.size > (MAX_MANIFEST if member.name == MANIFEST else MAX_MEMBER):
             raise PackError(f"{path}: member {member.name!r} is implausibly large")
-    duplicates = {n for n in names if names.count(n) > 1}
+        members.append(member)
+    counts = Counter(m.name for m in members)
+    duplicates = sorted(name for name, n in counts.items() if n > 1)
     if duplicates:
-        raise PackError(f"{path}: members appear twice: {', '.join(sorted(duplicates))}")
-    if MANIFEST not in names:
+        shown = ", ".join(duplicates[:5]) + (
+            f" and {len(duplicates) - 5} more" if len(duplicates) > 5 else ""
+        )
+        raise PackError(f"{path}: members appear twice: {shown}")
+    return members
+
+
+def _extract(tar: tarfile.TarFile, root: Path, path: Path) -> Manifest:
+    members = _members(tar, path)
+    names = [m.name for m in members]
+    manifest_member = next((m for m in members if m.name == MANIFEST), None)
+    if manifest_member is None:
         raise PackError(f"{path} has no {MANIFEST}", hint="it is not a prov evidence pack")
-    manifest_file = tar.extractfile(tar.getmember(MANIFEST))
+    manifest_file = tar.extractfile(manifest_member)
     assert manifest_file is not None
     try:
-        manifest = Manifest.from_json(manifest_file.read())
+        manifest = Manifest.from_json(manifest_file.read(MAX_MANIFEST + 1))
     except (ValueError, ValidationError) as e:
         raise PackError(f"{path}: {MANIFEST} is malformed", cause=str(e)[:300]) from e
 
@@ -389,6 +411,14 @@ def _extract(tar: tarfile.TarFile, root: Path, path: Path) -> Manifest:
             raise PackError(f"{path}: the manifest lists an invalid member name {name!r}")
 
     for member in members:
+        entry = listed.get(member.name)
+        if entry is not None and member.size != entry.size:
+            raise PackError(
+                f"{path}: member {member.name} does not match the manifest: it holds "
+                f"{member.size:,} bytes, the manifest lists {entry.size:,}",
+                hint="the pack was altered; nothing more was extracted",
+            )
+    for member in members:
         if member.name == MANIFEST:
             continue
         source = tar.extractfile(member)
@@ -396,13 +426,16 @@ def _extract(tar: tarfile.TarFile, root: Path, path: Path) -> Manifest:
         target = root / member.name
         target.parent.mkdir(exist_ok=True)
         hasher, size = hashlib.sha256(), 0
+        entry = listed[member.name]
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as out:
-            while chunk := source.read(1 << 20):
+            # Never more than the manifest declares: the header and the manifest agree (above).
+            while size <= entry.size and (
+                chunk := source.read(min(1 << 20, entry.size + 1 - size))
+            ):
                 hasher.update(chunk)
                 size += len(chunk)
                 out.write(chunk)
-        entry = listed[member.name]
         if hasher.hexdigest() != entry.sha256 or size != entry.size:
             raise PackError(
                 f"{path}: member {member.name} does not match the manifest",

@@ -6,8 +6,9 @@ Runs pytest over tests/reliability with ``PROV_RELIABILITY=full`` (the big hypot
 50 crash trials), then prints what was tried and what held, and exits non-zero when pytest
 failed or a figure misses its bar (anything wrongly accepted, fewer than 200 mutations per
 corpus (DSSE envelopes, Sigstore bundles), fewer than 50 consistent crash trials, fewer than 8
-consistent concurrent writers, a fault not survived, a hostile server not bounded). Categories
-it does not know are printed as they come.
+consistent concurrent writers, a fault not survived, a hostile server not bounded, a forgery
+(``forgery:<class>``, issue 13) not refused, a planted command run or a credential kept or sent
+on). Categories it does not know are printed as they come; a count named "wrongly ..." fails.
 """
 
 from __future__ import annotations
@@ -101,6 +102,20 @@ def _diff(name: str, c: Counts) -> tuple[str, list[str]]:
     return line, [] if c.get("documents replayed", 0) else ["diff: no patch was replayed"]
 
 
+def _forgery(name: str, c: Counts) -> tuple[str, list[str]]:
+    line = (
+        f"{c.get('cases tried', 0)} forged cases through the CLI, {c.get('refused', 0)} refused, "
+        f"{c.get('wrongly accepted', 0)} wrongly accepted, "
+        f"{c.get('refused for another reason', 0)} refused for another reason"
+    )
+    problems = []
+    if c.get("wrongly accepted", 0):
+        problems.append(f"{name}: {c['wrongly accepted']} forgery(ies) WRONGLY ACCEPTED")
+    if not c.get("cases tried", 0) or c.get("refused", 0) != c.get("cases tried", 0):
+        problems.append(f"{name}: not every forgery was refused with its message")
+    return line, problems
+
+
 def _generic(name: str, c: Counts) -> tuple[str, list[str]]:
     problems = [f"{name}: {k} {v}" for k, v in c.items() if "wrongly" in k and v]
     return ", ".join(f"{k} {v:,}" for k, v in sorted(c.items())), problems
@@ -119,14 +134,20 @@ FORMATS: dict[str, Callable[[str, Counts], tuple[str, list[str]]]] = {
 def summarise(report: dict[str, Any]) -> tuple[list[str], list[str]]:
     lines, problems = [], []
     for category, counts in report["counts"].items():
-        format_ = _tamper if category.startswith("tamper:") else FORMATS.get(category, _generic)
+        format_ = (
+            _tamper
+            if category.startswith("tamper:")
+            else _forgery
+            if category.startswith("forgery:")
+            else FORMATS.get(category, _generic)
+        )
         line, found = format_(category, counts)
-        lines.append(f"  {category:<16} {line}")
+        lines.append(f"  {category:<26} {line}")
         problems += found
     wrongly = sum(
         v for c in report["counts"].values() for k, v in c.items() if k == "wrongly accepted"
     )
-    lines.append(f"  {'TOTAL':<16} wrongly accepted: {wrongly}")
+    lines.append(f"  {'TOTAL':<26} wrongly accepted: {wrongly}")
     for category, notes in report["notes"].items():
         lines += [f"  note ({category}): {note}" for note in notes]
     return lines, problems
