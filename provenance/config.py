@@ -206,6 +206,7 @@ class _Lines:
 
 TEMPLATE = """\
 # prov.toml: the sources prov captures at each milestone. See `prov --help`.
+# Every key of every source kind, with its type and default: docs/config.md in prov's repository.
 
 [store]
 path = ".prov"              # content-addressed store (or set PROV_STORE)
