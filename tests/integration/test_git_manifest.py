@@ -52,14 +52,14 @@ def test_manifest_and_list_captures_diff_and_claim_alike(
 ) -> None:
     monkeypatch.setattr(git_collector, "MANIFEST_ABOVE", threshold)
     _two_snapshots(project, prov, _repo(tmp_path / "repo", 40))
-    shown = json.loads(prov("show", "v2", "--format", "json").output)
+    shown = json.loads(prov("show", "v2", "--format", "json").stdout)
     capture = shown["snapshot"]["captures"][0]
     assert ("manifest" in capture["data"]) == (threshold == 10)
     assert ("files" in capture["data"]) == (threshold != 10)
 
     result = prov("diff", "v1", "v2", "--format", "json")
     assert result.exit_code == 1, result.output
-    files = json.loads(result.output)["captures"][0]["files"]
+    files = json.loads(result.stdout)["captures"][0]["files"]
     changes = sorted((f["path"], f["change"], f.get("content")) for f in files)
     assert changes == [
         ("conf/train.json", "changed", "compared"),
@@ -105,11 +105,11 @@ def test_prove_one_file_and_check_it_against_the_signed_root(
     _two_snapshots(project, prov, _repo(tmp_path / "repo", 100))
     result = prov("prove", "v2", "conf/train.json")
     assert result.exit_code == 0, result.output
-    proof = json.loads(result.output)
+    proof = json.loads(result.stdout)
     entry = json.loads(proof["proof"]["entry"])
     assert entry["key"] == "conf/train.json" and entry["size"] > 0
     assert len(proof["proof"]["path"]) == 7  # ceil(log2(102)) hashes
-    (project / "proof.json").write_text(result.output)
+    (project / "proof.json").write_text(result.stdout)
 
     # The auditor has the attestation alone: no store, no manifest.
     auditor = tmp_path / "auditor"
@@ -150,12 +150,12 @@ def test_the_files_travel_in_the_evidence_pack_and_tampering_is_caught(
     assert "5. blobs: 32 blob(s)" in verified.output, verified.output  # manifest + 31 files
     result = prov("diff", "v1.tar", "v2.tar", "--format", "json")
     assert result.exit_code == 1
-    paths = {f["path"] for f in json.loads(result.output)["captures"][0]["files"]}
+    paths = {f["path"] for f in json.loads(result.stdout)["captures"][0]["files"]}
     assert paths == {"conf/train.json", "new.txt", "src/m1/f0001.txt", "src/m2/f0002.txt"}
 
     store = Store(project / ".prov")
     hexdigest = json.loads(
-        prov("prove", "v2", "src/m3/f0003.txt").output
+        prov("prove", "v2", "src/m3/f0003.txt").stdout
     )["proof"]["entry"]  # fmt: skip
     blake3_hex = json.loads(hexdigest)["blake3"]
     rewrite_object(store.root, blake3_hex, lambda data: data.upper())
