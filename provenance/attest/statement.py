@@ -96,6 +96,18 @@ def _validate_with_reference(subjects: list[Any], predicate_type: str) -> None:
         ) from e
 
 
+def describe_subjects(subjects: list[dict[str, Any]], most: int = 3) -> str:
+    """``name (alg:hex), ...`` for a reader: what a statement is about."""
+    parts = []
+    for subject in subjects[:most]:
+        digest = subject.get("digest")
+        digests: dict[str, Any] = digest if isinstance(digest, dict) else {}
+        named = ", ".join(f"{alg}:{value}" for alg, value in sorted(digests.items()))
+        parts.append(f"{subject.get('name') or subject.get('uri') or '?'} ({named or 'no digest'})")
+    more = f" and {len(subjects) - most} more" if len(subjects) > most else ""
+    return "; ".join(parts) + more
+
+
 def wrap(subjects: list[dict[str, Any]], predicate_type: str, predicate: dict[str, Any]) -> bytes:
     """Statement bytes for any predicate (diffs, notes) about the given subjects."""
     statement = {

@@ -21,7 +21,7 @@ from provenance.cli._options import (
 if TYPE_CHECKING:
     from provenance.config import Config
     from provenance.verify.policy import TrustOptions
-    from provenance.verify.resolve import Loaded
+    from provenance.verify.resolve import Foreign, Loaded
 
 
 @click.command()
@@ -37,8 +37,12 @@ def show(snapshot: str, store: Path | None, output_format: str, trust: TrustOpti
     digests are recomputed and a line says the signatures were not checked.
     """
     from provenance.store.objects import Store
-    from provenance.verify.resolve import load
+    from provenance.verify.resolve import foreign_statement, load
 
+    foreign = foreign_statement(snapshot)
+    if foreign is not None:
+        _show_foreign(foreign, Format(output_format))
+        return
     loaded = load(snapshot, Store(resolve_store_path(store)), trust)
     say_what_was_checked(loaded.verified)
     fmt = Format(output_format)
@@ -104,6 +108,35 @@ def _manifest_line(value: Any) -> str | None:
         f"{count:,} entries, {size:,} bytes, Merkle root {value.get('root')} "
         f"(the list: {value.get('blob')}; `prov prove` proves one entry)"
     )
+
+
+def _show_foreign(foreign: Foreign, fmt: Format) -> None:
+    """An in-toto statement that is not a prov snapshot: what it is about and what it claims."""
+    from provenance.render.escape import text
+
+    if fmt is Format.JSON:
+        import json
+
+        document = {
+            "schema": "https://prov.dev/show-statement/v1",
+            "origin": foreign.origin,
+            "predicateType": foreign.predicate_type,
+            "subject": foreign.subjects,
+            "signatures": foreign.signatures,
+        }
+        click.echo(json.dumps(document, indent=2))
+        return
+    if fmt is not Format.TEXT:
+        assert_never(fmt)
+    click.echo(text(f"in-toto statement (not a prov snapshot) from {foreign.origin}"))
+    click.echo(text(f"  predicateType {foreign.predicate_type}"))
+    for subject in foreign.subjects:
+        digest = subject.get("digest")
+        digests: dict[str, Any] = digest if isinstance(digest, dict) else {}
+        named = "  ".join(f"{alg}:{value}" for alg, value in sorted(digests.items()))
+        name = subject.get("name") or subject.get("uri") or "?"
+        click.echo(text(f"  subject {name}  {named or 'no digest'}"))
+    click.echo(f"  {foreign.signatures} signature(s), not checked here (run `prov verify`)")
 
 
 def _summary(value: Any) -> str:

@@ -1,7 +1,7 @@
 """Verifying: the numbered steps an auditor's ``prov verify`` runs, offline.
 
 - ``steps``: parse -> signatures -> timestamp -> statement -> subject -> blobs, each step reported.
-- ``observers``: step 6, witness statements counted by distinct key; evidence levels per capture.
+- ``observers``: step 7, witness statements counted by distinct key; evidence levels per capture.
 - ``reachable``: which store objects the snapshots and notes refer to (kept by ``prov gc``).
 - ``tls``: the ``tls-bound`` claim checked against a capture's recorded certificate chain.
 - ``witness_policy``: an auditor's witness policy file (witnesses, k-of-n groups, a quorum).

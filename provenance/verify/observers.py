@@ -315,7 +315,7 @@ def observe(
     required: int | None = None,
     policy: WitnessPolicy | None = None,
 ) -> ObserverReport:
-    """Step 6 of ``prov verify``: the witness statements counted against a verified snapshot.
+    """Step 7 of ``prov verify``: the witness statements counted against a verified snapshot.
 
     Appends the step to ``report`` and sets ``report.observers``; raises VerificationError
     (carrying the report) when the requirement or the policy's quorum does not hold.
@@ -347,16 +347,16 @@ def observe(
     report.observers = result
     if not paths and required is None and policy is None:
         hint = "pass --witness FILE, or put LABEL.witness.*.intoto.jsonl beside the attestation"
-        report.steps.append(Step(6, "witnesses", "skipped", f"none found ({hint})"))
+        report.steps.append(Step(7, "witnesses", "skipped", f"none found ({hint})"))
         return result
     detail = f"{len(verified)} of {len(paths)} witness statement(s) verified; {result.summary}"
     if result.met:
-        report.steps.append(Step(6, "witnesses", "passed", detail))
+        report.steps.append(Step(7, "witnesses", "passed", detail))
         return result
-    report.steps.append(Step(6, "witnesses", "failed", detail))
+    report.steps.append(Step(7, "witnesses", "failed", detail))
     below = [c.source for c in result.captures if not c.met]
     raise VerificationError(
-        f"step 6 (witnesses) failed: {len(below)} capture(s) below the witness requirement: "
+        f"step 7 (witnesses) failed: {len(below)} capture(s) below the witness requirement: "
         + ", ".join(below),
         hint="pass every witness's public key with --key (or a --witness-policy), and their "
         "statements with --witness",

@@ -1,7 +1,7 @@
 """What a signed statement may say, and how steps 3 and 4 check each kind (by predicateType).
 
 ``PREDICATES`` is the registry: one entry per predicateType prov verifies, each with how the
-predicate is checked (step 3) and how its subject must name what it is about (step 4). A
+predicate is checked (step 4) and how its subject must name what it is about (step 5). A
 snapshot's subject is the sha256 of its own canonical bytes, and every capture's digest is
 recomputed from its content; a note's or a signed diff's subjects are the snapshots it speaks
 of. A new kind of statement adds one function pair and one line here.
@@ -46,7 +46,7 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 @dataclass(frozen=True)
 class Checked:
-    """What step 3 established: the kind of statement, and what it is about."""
+    """What step 4 established: the kind of statement, and what it is about."""
 
     kind: str
     label: str
@@ -107,7 +107,7 @@ def check_captures(snapshot: Snapshot) -> int:
         try:
             actual = _content_digest(capture)
         except canonical.CanonicalizationError:
-            continue  # no canonical form: the subject check (step 4) refuses the whole snapshot
+            continue  # no canonical form: the subject check (step 5) refuses the whole snapshot
         if actual != capture.digest:
             raise VerificationError(
                 f"capture {capture.source!r}: its digest {capture.digest} is not the digest "
@@ -129,12 +129,15 @@ def _content_digest(capture: Capture) -> str:
 
 
 def check_statement(parsed: statements.ParsedStatement) -> tuple[Predicate, Checked]:
-    """Step 3: the predicateType is one prov verifies, and its predicate checks out."""
+    """Step 4: the predicateType is one prov verifies, and its predicate checks out."""
     predicate = PREDICATES.get(parsed.predicate_type)
     if predicate is None:
         raise VerificationError(
-            f"unknown predicateType {parsed.predicate_type!r}",
-            hint=f"prov verifies {', '.join(PREDICATES)} statements",
+            f"unknown predicateType {parsed.predicate_type!r}: a foreign in-toto statement about "
+            f"{statements.describe_subjects(parsed.subjects)}",
+            cause="its envelope and signature are reported by the steps before this one",
+            hint=f"prov verifies {', '.join(PREDICATES)} statements; `prov show FILE` reads "
+            "this one, and a verifier for its predicate type checks what it claims",
         )
     return predicate, predicate.statement(parsed)
 
@@ -144,7 +147,7 @@ def _snapshot(parsed: statements.ParsedStatement) -> Checked:
     return Checked(
         "snapshot",
         snapshot.label,
-        (),  # its subject is itself (step 4), not another snapshot
+        (),  # its subject is itself (step 5), not another snapshot
         f"schema valid; {len(snapshot.captures)} capture digest(s) recomputed",
         snapshot=snapshot,
     )

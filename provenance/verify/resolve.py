@@ -12,17 +12,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from provenance.attest import statement as statements
 from provenance.attest.envelope import read_envelope
 from provenance.attest.statement import check_subject
 from provenance.digest import Digest
-from provenance.errors import InputError, IntegrityError, UsageError
-from provenance.model import Snapshot
+from provenance.errors import InputError, IntegrityError, UsageError, VerificationError
+from provenance.model import PREDICATE_TYPE, Snapshot
 from provenance.store.objects import SnapshotEntry, Store
 from provenance.verify.audit import run
 from provenance.verify.policy import TrustOptions, TrustPolicy, for_pack, from_auditor
 from provenance.verify.steps import check_predicate, label_from_filename
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """An in-toto statement that is not a prov snapshot (SLSA provenance, an npm attestation)."""
+
+    origin: str
+    predicate_type: str
+    subjects: list[dict[str, Any]]
+    signatures: int
 
 
 @dataclass(frozen=True)
@@ -53,6 +64,29 @@ def _policy(trust: TrustOptions | None) -> TrustPolicy | None:
 
 
 def load_attestation(path: Path, store: Store | None = None) -> Loaded:
+    parsed, count = _read_statement(path)
+    snapshot = check_predicate(parsed)
+    check_subject(parsed)
+    return Loaded(snapshot, str(path), count, store)
+
+
+def foreign_statement(reference: str) -> Foreign | None:
+    """The statement in an attestation file when it is an in-toto statement but not prov's."""
+    from provenance.store.pack import is_pack
+
+    path = Path(reference)
+    if not path.is_file() or is_pack(path):
+        return None
+    try:
+        parsed, count = _read_statement(path)
+    except VerificationError:
+        return None  # not a readable statement: `load` reports why
+    if parsed.predicate_type == PREDICATE_TYPE:
+        return None
+    return Foreign(str(path), parsed.predicate_type, parsed.subjects, count)
+
+
+def _read_statement(path: Path) -> tuple[statements.ParsedStatement, int]:
     from provenance.attest import sigstore
 
     try:
@@ -67,10 +101,7 @@ def load_attestation(path: Path, store: Store | None = None) -> Loaded:
     else:
         envelope = read_envelope(path)
         payload, count = envelope.payload, len(envelope.signatures)
-    parsed = statements.parse(payload)
-    snapshot = check_predicate(parsed)
-    check_subject(parsed)
-    return Loaded(snapshot, str(path), count, store)
+    return statements.parse(payload), count
 
 
 def load_pack(path: Path, trust: TrustOptions | None = None) -> Loaded:

@@ -3,10 +3,13 @@
 1. the envelope (DSSE) or bundle (Sigstore) parses and its payloadType is in-toto's;
 2. signatures or bundle: at least ``threshold`` distinct trusted keys signed the PAE bytes, or
    the Sigstore bundle verifies against the trust root and the identity policy (offline);
-   then the RFC 3161 timestamp, checked against the TSA chain when one is given;
-3. the statement is in-toto v1 with prov's predicateType, and the predicate matches its schema;
-4. the subject's sha256 equals the sha256 of the canonical snapshot bytes;
-5. with a store or pack: every blob the snapshot references is there and hashes to its address.
+3. the RFC 3161 timestamp, checked against the TSA chain when one is given;
+4. the statement is in-toto v1 with prov's predicateType, and the predicate matches its schema
+   (a foreign statement, such as SLSA provenance or an npm publish attestation, fails here with
+   its subject and predicateType named);
+5. the subject's sha256 equals the sha256 of the canonical snapshot bytes;
+6. with a store or pack: every blob the snapshot references is there and hashes to its address;
+7. witness statements, when there are any (``observers``).
 
 Each step passes, fails or is skipped with a reason. The first failure raises VerificationError
 carrying the report; a verifier never returns "false".
@@ -179,10 +182,10 @@ def verify(
         parsed = statements.parse(payload)
         predicate, checked = check_statement(parsed)
     except VerificationError as e:
-        raise check.fail(3, "statement", e) from e
+        raise check.fail(4, "statement", e) from e
     report.snapshot, report.checked = checked.snapshot, checked
     check.passed(
-        3,
+        4,
         "statement",
         f"in-toto Statement v1, predicateType {parsed.predicate_type}, {checked.detail}",
     )
@@ -193,20 +196,20 @@ def verify(
         if label is not None:
             detail += "; " + _check_label(checked.label, label)
     except VerificationError as e:
-        raise check.fail(4, "subject", e) from e
-    check.passed(4, "subject", detail)
+        raise check.fail(5, "subject", e) from e
+    check.passed(5, "subject", detail)
 
     snapshot = checked.snapshot
     if snapshot is None:
-        check.skipped(5, "blobs", f"a {checked.kind} references no blobs")
+        check.skipped(6, "blobs", f"a {checked.kind} references no blobs")
     elif store is None:
-        check.skipped(5, "blobs", "no --store or --pack given: referenced blobs were not checked")
+        check.skipped(6, "blobs", "no --store or --pack given: referenced blobs were not checked")
     else:
         try:
             detail = check_blobs(snapshot, store)
         except VerificationError as e:
-            raise check.fail(5, "blobs", e) from e
-        check.passed(5, "blobs", detail)
+            raise check.fail(6, "blobs", e) from e
+        check.passed(6, "blobs", detail)
     return report
 
 
@@ -221,7 +224,7 @@ def _check_bundle(
 ) -> list[bytes]:
     """Step 2 for a Sigstore bundle; returns the signature a timestamp must cover.
 
-    ``payload`` is what steps 3 and 4 will check; it must be the payload sigstore verified.
+    ``payload`` is what steps 4 and 5 will check; it must be the payload sigstore verified.
     """
     from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -275,7 +278,7 @@ def _check_timestamp(
     signatures: list[bytes],
     tsa: TsaTrust | None,
 ) -> None:
-    """Step 2, continued: the RFC 3161 token (bundle field or ``.tsr`` sidecar)."""
+    """Step 3: the RFC 3161 token (bundle field or ``.tsr`` sidecar)."""
     from provenance.attest import sigstore, timestamp
 
     if kind == "sigstore":
@@ -288,18 +291,18 @@ def _check_timestamp(
     if tsa is None:
         if tokens and kind == "dsse":
             check.skipped(
-                2, "timestamp", f"a token is {where} but not checked: pass --tsa-certs CHAIN.pem"
+                3, "timestamp", f"a token is {where} but not checked: pass --tsa-certs CHAIN.pem"
             )
         elif tokens:
             check.skipped(
-                2, "timestamp", "no --tsa-certs: only the trust root's TSAs were checked (above)"
+                3, "timestamp", "no --tsa-certs: only the trust root's TSAs were checked (above)"
             )
         else:
-            check.skipped(2, "timestamp", "no RFC 3161 timestamp")
+            check.skipped(3, "timestamp", "no RFC 3161 timestamp")
         return
     if not tokens:
         raise check.fail(
-            2,
+            3,
             "timestamp",
             VerificationError(
                 f"--tsa-certs was given but there is no timestamp token {where}",
@@ -315,7 +318,7 @@ def _check_timestamp(
             continue
         check.report.times.append(f"{stamp.time.isoformat()} (RFC 3161, {stamp.tsa})")
         check.passed(
-            2,
+            3,
             "timestamp",
             f"time-anchored: existed no later than {stamp.describe()}; "
             f"covers signature #{index + 1}",
@@ -328,7 +331,7 @@ def _check_timestamp(
             cause=first.cause,
             hint=first.hint,
         )
-    raise check.fail(2, "timestamp", first)
+    raise check.fail(3, "timestamp", first)
 
 
 def check_label(snapshot: Snapshot, expected: str) -> str:

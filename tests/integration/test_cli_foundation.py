@@ -36,7 +36,7 @@ def test_snapshot_then_verify_lists_every_step(milestone: Path, prov: Prov) -> N
     assert milestone.is_file()
     result = prov("verify", str(milestone), "--key", "keys/alice.pub", "--store", ".prov")
     assert result.exit_code == 0, result.output
-    for step in ("1. envelope", "2. signatures", "3. statement", "4. subject", "5. blobs"):
+    for step in ("1. envelope", "2. signatures", "4. statement", "5. subject", "6. blobs"):
         assert step in result.stdout
     assert "verified: m1" in result.stdout
 
@@ -44,7 +44,7 @@ def test_snapshot_then_verify_lists_every_step(milestone: Path, prov: Prov) -> N
 def test_verify_without_a_store_says_what_it_skipped(milestone: Path, prov: Prov) -> None:
     result = prov("verify", str(milestone), "--key", "keys/alice.pub")
     assert result.exit_code == 0
-    assert "[skip] 5. blobs: no --store" in result.stdout
+    assert "[skip] 6. blobs: no --store" in result.stdout
 
 
 def test_verify_json_report(milestone: Path, prov: Prov) -> None:
@@ -108,7 +108,7 @@ def tamper_blob(path: Path, project: Path) -> None:
         (tamper_payload, "step 2 (signatures) failed"),
         (tamper_signature, "step 2 (signatures) failed"),
         (tamper_payload_type, "step 1 (envelope) failed: payloadType is 'application/json'"),
-        (tamper_blob, "step 5 (blobs) failed: blob 'README.md' of source 'code'"),
+        (tamper_blob, "step 6 (blobs) failed: blob 'README.md' of source 'code'"),
     ],
 )
 def test_tampering_fails_with_a_message_naming_what_failed(

@@ -81,7 +81,7 @@ def test_everything_it_wrote_verifies_again(demo: tuple[Path, str]) -> None:
             ".prov",
         )
         assert checked.returncode == 0, checked.stdout + checked.stderr
-        assert "[ok  ] 5. blobs" in checked.stdout
+        assert "[ok  ] 6. blobs" in checked.stdout
     packed = prov(
         out, "verify", "--pack", f"evidence-{MILESTONES[1]}.tar", "--key", "keys/demo.pub"
     )

@@ -147,7 +147,7 @@ def test_the_files_travel_in_the_evidence_pack_and_tampering_is_caught(
         assert packed.exit_code == 0, packed.output
     verified = prov("verify", "v2.tar", "--key", "keys/alice.pub")
     assert verified.exit_code == 0, verified.output
-    assert "5. blobs: 32 blob(s)" in verified.output, verified.output  # manifest + 31 files
+    assert "6. blobs: 32 blob(s)" in verified.output, verified.output  # manifest + 31 files
     result = prov("diff", "v1.tar", "v2.tar", "--format", "json")
     assert result.exit_code == 1
     paths = {f["path"] for f in json.loads(result.stdout)["captures"][0]["files"]}

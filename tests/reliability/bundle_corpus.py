@@ -28,7 +28,7 @@ from tests.reliability.evidence import Evidence
 
 STEP1 = r"step 1 \(bundle\) failed: "
 STEP2 = r"step 2 \(bundle\) failed: "
-STEP4 = r"step 4 \(subject\) failed: "
+STEP4 = r"step 5 \(subject\) failed: "
 RESPELLED = STEP1 + r".*: the field {path} does not read back as it is written"
 REPEATS = STEP1 + r".* repeats the key '{key}'"
 MALFORMED_DSSE = STEP1 + r".* has a malformed DSSE envelope"
@@ -853,13 +853,13 @@ def policies() -> Iterator[Case]:
         "trust/tsa-certs-of-another-tsa",
         "must-fail",
         verify_with(*_policy_args(), "--tsa-certs", "{root}/other-tsa-chain.pem"),
-        r"step 2 \(timestamp\) failed: .*issued by another TSA",
+        r"step 3 \(timestamp\) failed: .*issued by another TSA",
     )
     yield Case(
         "trust/tsa-certs-but-no-token",
         "must-fail",
         verify_with(*_policy_args(), "--tsa-certs", "{root}/tsa-chain.pem", base="m2"),
-        r"step 2 \(timestamp\) failed: --tsa-certs was given but there is no timestamp token",
+        r"step 3 \(timestamp\) failed: --tsa-certs was given but there is no timestamp token",
     )
     yield Case(
         "trust/keyless-bundle-with-a-key",

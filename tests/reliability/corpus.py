@@ -37,12 +37,12 @@ Kind = Literal["must-fail", "equivalent"]
 # Messages, as the verifier words them (regular expressions over stderr).
 STEP1 = r"step 1 \(envelope\) failed: "
 STEP2 = r"step 2 \(signatures\) failed: signature check failed: "
-STEP3 = r"step 3 \(statement\) failed: "
-STEP4 = r"step 4 \(subject\) failed: "
-STEP5 = r"step 5 \(blobs\) failed: "
+STEP3 = r"step 4 \(statement\) failed: "
+STEP4 = r"step 5 \(subject\) failed: "
+STEP5 = r"step 6 \(blobs\) failed: "
 NONE_TRUSTED = STEP2 + r"0 distinct trusted key\(s\) verified, 1 required; 1 signature\(s\) not"
 ONE_OF_TWO = STEP2 + r"1 distinct trusted key\(s\) verified, 2 required"
-SIGNED_BUT_WRONG = r"step (3 \(statement\)|4 \(subject\)) failed: "
+SIGNED_BUT_WRONG = r"step (4 \(statement\)|5 \(subject\)) failed: "
 
 P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 ED25519_ORDER = 2**252 + 27742317777372353535851937790883648493

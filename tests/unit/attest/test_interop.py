@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import Result
 
 from provenance.attest import sigstore
 from provenance.errors import ProvError
@@ -186,3 +187,53 @@ def test_tampered_bundle_is_refused_without_traceback(case: dict[str, Any], how:
     assert data is not None
     with pytest.raises(ProvError):
         verify_case(case, data)
+
+
+# -- foreign statements through the command line -----------------------------------------------
+
+DEMO_FILE = "github_provenance_demo-0.0.12-py3-none-any-bundle.jsonl"
+GITHUB_DEMO = (
+    CORPUS / "bundles" / "gh-cli" / "github_provenance_demo-0.0.12-py3-none-any-bundle.jsonl"
+)
+DEMO_IDENTITY = (
+    "https://github.com/actions/attest-demo/.github/workflows/build-python.yml@refs/heads/main"
+)
+
+
+def test_prov_verify_reports_a_foreign_statement_with_distinct_steps(
+    prov: Callable[..., Result], tmp_path: Path
+) -> None:
+    bundle = tmp_path / "demo.sigstore.json"
+    bundle.write_bytes(GITHUB_DEMO.read_bytes())
+    result = prov(
+        "verify",
+        str(bundle),
+        "--format",
+        "json",
+        "--trusted-root",
+        str(CORPUS / "trusted-roots" / "github.trusted_root.json"),
+        "--cert-identity",
+        DEMO_IDENTITY,
+        "--cert-oidc-issuer",
+        "https://token.actions.githubusercontent.com",
+    )
+    assert result.exit_code == 1, result.output
+    steps = json.loads(result.stdout)["steps"]
+    numbers = [step["number"] for step in steps]
+    assert numbers == sorted(set(numbers)) == [1, 2, 3, 4], steps
+    assert [s["status"] for s in steps] == ["passed", "passed", "skipped", "failed"]
+    assert "foreign in-toto statement" in steps[3]["detail"]
+    assert "github_provenance_demo-0.0.12-py3-none-any.whl (sha256:ae57936d" in steps[3]["detail"]
+
+
+def test_prov_show_reads_a_foreign_statement(prov: Callable[..., Result]) -> None:
+    result = prov("show", str(GITHUB_DEMO))
+    assert result.exit_code == 0, result.output
+    assert "predicateType https://slsa.dev/provenance/v1" in result.stdout
+    assert (
+        "subject github_provenance_demo-0.0.12-py3-none-any.whl  sha256:ae57936def59bc4c"
+        in result.stdout
+    )
+    shown = json.loads(prov("show", "--format", "json", str(GITHUB_DEMO)).stdout)
+    assert shown["predicateType"] == "https://slsa.dev/provenance/v1"
+    assert shown["subject"][0]["digest"]["sha256"].startswith("ae57936d")

@@ -81,7 +81,7 @@ def test_prov_verify_bundle(
     )
     assert f"[ok  ] 2. bundle: signed by identity {IDENTITY} (issuer {ISSUER})" in result.output
     assert "(transparency log)" in result.output
-    for step in ("3. statement", "4. subject", "5. blobs"):
+    for step in ("4. statement", "5. subject", "6. blobs"):
         assert f"[ok  ] {step}" in result.output
 
     by_repo = prov(
@@ -185,7 +185,7 @@ def test_timestamp_inside_the_bundle(
     )  # fmt: skip
     assert verified.exit_code == 0, verified.output
     assert "(timestamp authority)" in verified.output  # counted by Sigstore's own check too
-    assert "[ok  ] 2. timestamp: time-anchored: existed no later than" in verified.output
+    assert "[ok  ] 3. timestamp: time-anchored: existed no later than" in verified.output
 
     with LocalTSA(tmp_path / "tsa-b", name="TSA B") as other:
         wrong = prov(

@@ -53,7 +53,7 @@ def test_timestamped_attestation_verifies_and_reports_its_time(
         "--tsa-certs", str(tsa.chain_pem),
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    line = next(x for x in result.output.splitlines() if "2. timestamp" in x)
+    line = next(x for x in result.output.splitlines() if "3. timestamp" in x)
     assert line.startswith("[ok  ]")
     stamped = re.search(r"no later than (\S+) by CN=TSA A", line)
     assert stamped, line
@@ -67,7 +67,7 @@ def test_timestamped_attestation_verifies_and_reports_its_time(
 
     unchecked = prov("verify", "attestations/m1.intoto.jsonl", "--key", "keys/alice.pub")
     assert unchecked.exit_code == 0
-    assert "[skip] 2. timestamp: a token is in m1.intoto.jsonl.tsr but not checked" in (
+    assert "[skip] 3. timestamp: a token is in m1.intoto.jsonl.tsr but not checked" in (
         unchecked.output
     )
 
@@ -96,7 +96,7 @@ def test_token_from_another_tsa_fails(
     _snapshot(prov, "m1", other_tsa.url)
     result = _verify_with(prov, "m1", tsa.chain_pem)
     assert result.exit_code == 1
-    assert "[FAIL] 2. timestamp" in result.output
+    assert "[FAIL] 3. timestamp" in result.output
     assert "issued by another TSA than the one in" in result.stderr
 
 

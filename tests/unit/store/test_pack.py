@@ -69,7 +69,7 @@ def test_pack_verifies_and_loads_with_no_store_and_no_network(
     assert refused.returncode == 2 and "--trust-pack" in refused.stderr, refused.stderr
     result = _offline([prov, "verify", "m1.evidence.tar", "--trust-pack"], auditor)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "[ok  ] 5. blobs: 2 blob(s)" in result.stdout
+    assert "[ok  ] 6. blobs: 2 blob(s)" in result.stdout
     assert "trusted from the pack (--trust-pack): key sha256:" in result.stdout
     assert "signed label 'm1' is the one expected" in result.stdout
     assert "verified: m1" in result.stdout
