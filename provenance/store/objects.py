@@ -46,6 +46,7 @@ from provenance._internal.files import (
     publish,
     sweep_temps,
 )
+from provenance._internal.progress import advance
 from provenance.digest import Digest, blake3_path
 from provenance.errors import IntegrityError, StoreError, UsageError
 from provenance.store.packs import (
@@ -615,6 +616,7 @@ class Store:
                 continue
             seen.add(name)
             report.bytes += size
+            advance(size)  # for the progress line of `prov fsck`
         self._fsck_packs(report, seen)
         report.checked = len(seen) + len(report.corrupt)
         # Objects are staged in tmp/ and packs/; index entries next to themselves in snapshots/.
@@ -671,6 +673,7 @@ class Store:
                         continue
                     seen.add(hexdigest)
                     report.bytes += length
+                    advance(length)
                 view.release()
             finally:
                 index.close()
