@@ -8,7 +8,8 @@ failed or a figure misses its bar (anything wrongly accepted, fewer than 200 mut
 corpus (DSSE envelopes, Sigstore bundles), fewer than 50 consistent crash trials, fewer than 8
 consistent concurrent writers, a fault not survived, a hostile server not bounded, a forgery
 (``forgery:<class>``, issue 13) not refused, a planted command run or a credential kept or sent
-on). Categories it does not know are printed as they come; a count named "wrongly ..." fails.
+on, a bundle of the interop corpus against its expected verdict). Categories it does
+not know are printed as they come; a count named "wrongly ..." fails.
 """
 
 from __future__ import annotations
@@ -116,6 +117,20 @@ def _forgery(name: str, c: Counts) -> tuple[str, list[str]]:
     return line, problems
 
 
+def _interop(name: str, c: Counts) -> tuple[str, list[str]]:
+    line = (
+        f"{c.get('bundles', 0)} real bundles from other clients: {c.get('accepted', 0)} accepted, "
+        f"{c.get('refused', 0)} refused for their reason ({c.get('reasoned exceptions', 0)} "
+        "reasoned exceptions: a client accepts, prov refuses as documented); "
+        f"{c.get('tampered refused', 0)} of {c.get('tampered tried', 0)} tampered copies refused"
+    )
+    bad = ("wrongly accepted", "wrongly refused", "refused for another reason", "tracebacks")
+    problems = [f"{name}: {c[k]} {k}" for k in bad if c.get(k)]
+    if not c.get("bundles"):
+        problems.append(f"{name}: no bundle was verified")
+    return line, problems
+
+
 def _generic(name: str, c: Counts) -> tuple[str, list[str]]:
     problems = [f"{name}: {k} {v}" for k, v in c.items() if "wrongly" in k and v]
     return ", ".join(f"{k} {v:,}" for k, v in sorted(c.items())), problems
@@ -128,6 +143,7 @@ FORMATS: dict[str, Callable[[str, Counts], tuple[str, list[str]]]] = {
     "faults": _faults,
     "hostile": _hostile,
     "diff": _diff,
+    "interop": _interop,
 }
 
 

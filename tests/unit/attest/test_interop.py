@@ -11,7 +11,6 @@ tampered copy must be refused with a ProvError, never a traceback.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from collections.abc import Callable
@@ -21,46 +20,8 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from provenance.attest import sigstore
 from provenance.errors import ProvError
-
-CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "interop"
-MANIFEST = json.loads((CORPUS / "manifest.json").read_text())
-CASES: list[dict[str, Any]] = MANIFEST["cases"]
-DOCS = Path(__file__).resolve().parents[3] / "docs" / "reliability.md"
-
-
-def verify_case(case: dict[str, Any], data: bytes | None = None) -> sigstore.BundleVerified:
-    """Verify one manifest case the way its source client's test does (prov's library API)."""
-    bundle = CORPUS / case["bundle"]
-    artifact = (CORPUS / case["artifact"]).read_bytes() if case.get("artifact") else None
-    policy = key = None
-    if case.get("key"):
-        key = sigstore.load_public_key(CORPUS / case["key"])
-    else:
-        policy = sigstore.IdentityPolicy(issuer=case["issuer"], identity=case["identity"])
-    result = sigstore.verify_bundle(
-        data if data is not None else bundle.read_bytes(),
-        policy=policy,
-        key=key,
-        trusted_root=CORPUS / case["trusted_root"],
-        artifact=artifact,
-        origin=bundle.name,
-    )
-    if case.get("subject"):
-        _check_subject(result, case["subject"])
-    return result
-
-
-def _check_subject(result: sigstore.BundleVerified, subject: str) -> None:
-    """The in-toto layer: the statement names the artifact's digest (any algorithm)."""
-    from provenance.errors import VerificationError
-
-    algorithm, _, hex_digest = subject.partition(":")
-    statement = json.loads(result.payload or b"{}")
-    digests = [s.get("digest", {}).get(algorithm) for s in statement.get("subject", [])]
-    if hex_digest not in digests:
-        raise VerificationError(f"the statement names no subject {subject}")
+from tests.interop_corpus import CASES, CORPUS, DOCS, TAMPERED, tampered, verify_case
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
@@ -97,93 +58,11 @@ def test_every_file_has_its_source() -> None:
     assert not missing, missing
 
 
-# -- the tamper corpus: each valid bundle, altered one way at a time ------------------------
-
-
-def _flip(b64: str, at: int = -1) -> str:
-    raw = bytearray(base64.b64decode(b64))
-    raw[at] ^= 0x01
-    return base64.b64encode(bytes(raw)).decode()
-
-
-def _signature(doc: dict[str, Any]) -> None:
-    if "dsseEnvelope" in doc:
-        sig = doc["dsseEnvelope"]["signatures"][0]
-        sig["sig"] = _flip(sig["sig"])
-    else:
-        doc["messageSignature"]["signature"] = _flip(doc["messageSignature"]["signature"])
-
-
-def _payload(doc: dict[str, Any]) -> None:
-    if "dsseEnvelope" in doc:
-        doc["dsseEnvelope"]["payload"] = _flip(doc["dsseEnvelope"]["payload"], 10)
-    else:
-        digest = doc["messageSignature"]["messageDigest"]
-        digest["digest"] = _flip(digest["digest"])
-
-
-def _log_body(doc: dict[str, Any]) -> None:
-    for entry in doc["verificationMaterial"].get("tlogEntries", []):
-        entry["canonicalizedBody"] = _flip(entry["canonicalizedBody"], 40)
-
-
-def _drop_log(doc: dict[str, Any]) -> None:
-    if doc["verificationMaterial"].get("tlogEntries"):
-        doc["verificationMaterial"]["tlogEntries"] = []
-
-
-def _certificate(doc: dict[str, Any]) -> None:
-    material = doc["verificationMaterial"]
-    if "certificate" in material:
-        material["certificate"]["rawBytes"] = _flip(material["certificate"]["rawBytes"], 200)
-    elif "x509CertificateChain" in material:
-        leaf = material["x509CertificateChain"]["certificates"][0]
-        leaf["rawBytes"] = _flip(leaf["rawBytes"], 200)
-
-
-def _timestamps(doc: dict[str, Any]) -> None:
-    data = doc["verificationMaterial"].get("timestampVerificationData") or {}
-    for token in data.get("rfc3161Timestamps") or []:
-        token["signedTimestamp"] = _flip(token["signedTimestamp"])
-
-
-def _media_type(doc: dict[str, Any]) -> None:
-    doc["mediaType"] = "application/vnd.dev.sigstore.bundle.v9.9+json"
-
-
-TAMPERS: dict[str, Callable[[dict[str, Any]], None]] = {
-    "signature": _signature,
-    "payload": _payload,
-    "log-body": _log_body,
-    "drop-log": _drop_log,
-    "certificate": _certificate,
-    "timestamps": _timestamps,
-    "media-type": _media_type,
-}
-
-
-def _tampered(case: dict[str, Any], how: str) -> bytes | None:
-    """The bundle altered one way, or None where it has nothing of that kind to alter."""
-    original = json.loads((CORPUS / case["bundle"]).read_bytes())
-    doc = json.loads(json.dumps(original))
-    TAMPERS[how](doc)
-    return None if doc == original else json.dumps(doc).encode()
-
-
-TAMPERED = [
-    (case, how)
-    for case in CASES
-    if case["expect"] == "valid"
-    for how in sorted(TAMPERS)
-    if _tampered(case, how) is not None
-]
-
-
 @pytest.mark.parametrize(
     ("case", "how"), TAMPERED, ids=[f"{case['id']}-{how}" for case, how in TAMPERED]
 )
 def test_tampered_bundle_is_refused_without_traceback(case: dict[str, Any], how: str) -> None:
-    data = _tampered(case, how)
+    data = tampered(case, how)
     assert data is not None
     with pytest.raises(ProvError):
         verify_case(case, data)
