@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from markdown_it import MarkdownIt
 
 from provenance._internal import canonical
@@ -422,3 +423,37 @@ def test_every_forgery_is_refused(evidence: Evidence, tmp_path: Path) -> None:
     for (category, name), value in tally.items():
         figures.count(category, name, value)
     assert problems == [], "\n".join(problems)
+
+
+def test_a_packed_tsa_chain_never_anchors_a_time_for_the_auditor(
+    evidence: Evidence, tmp_path: Path
+) -> None:
+    """A pack whose timestamp comes from a TSA of the packer's choosing, its chain packed too:
+    with the auditor's --key, the token is reported, not trusted (no "time-anchored ... by"
+    whatever name the TSA took); only --trust-pack uses the packed chain, and says so."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed for the TSA")
+    from provenance._testing.tsa import LocalTSA
+    from provenance.attest import timestamp
+
+    attestation = tmp_path / "m1.intoto.jsonl"
+    shutil.copy(evidence.attestation("m1"), attestation)
+    with LocalTSA(name="Trusted Timestamping Authority of the Realm") as tsa:
+        timestamp.stamp_dsse(attestation, tsa.url)
+        args = ["pack", str(attestation), "-o", str(tmp_path / "m1.evidence.tar")]
+        args += ["--store", str(evidence.store), "--key", evidence.pub("alice")]
+        code, out, err, _ = run_cli(*args, "--tsa-certs", str(tsa.chain_pem))
+        assert code == 0, err
+    packed = str(tmp_path / "m1.evidence.tar")
+    code, out, err, _ = run_cli("verify", packed, "--key", evidence.pub("alice"))
+    figures.count("forgery:pack-trust", "cases tried", 1)
+    assert code == 0, err
+    anchored = "timestamp: time-anchored: existed no later than"
+    if anchored in out:
+        figures.count("forgery:pack-trust", "wrongly accepted", 1)
+    assert anchored not in out and "not checked: pass --tsa-certs" in out, out
+    figures.count("forgery:pack-trust", "refused", 1)
+    code, out, err, _ = run_cli("verify", packed, "--trust-pack")
+    assert code == 0, err
+    assert "trusted from the pack (--trust-pack): TSA certificate sha256:" in out
+    assert anchored in out and "Realm" in out
