@@ -146,7 +146,7 @@ def _pack_policy(opened: OpenedPack, threshold: int) -> TrustPolicy:
     if opened.manifest.kind == "sigstore" and policy.issuer:
         identity = identity_policy(policy.identity, policy.issuer, policy.repository, policy.ref)
         if identity is not None:
-            trusted.append(f"identity {identity.describe()}")
+            trusted.append(f"Sigstore {identity.describe()}")
     root = opened.trusted_root
     if root is not None:
         trusted.append(f"Sigstore trusted root sha256:{_sha256(root)} ({name}:{_inside(root)})")

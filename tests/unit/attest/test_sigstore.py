@@ -243,7 +243,7 @@ def test_a_pack_never_brings_its_own_trust_root(
     opted = prov("verify", str(pack), "--trust-pack")
     assert opted.exit_code == 0, opted.output
     fingerprint = hashlib.sha256(root.read_bytes()).hexdigest()
-    assert f"trusted from the pack (--trust-pack): identity identity {IDENTITY}" in opted.output
+    assert f"trusted from the pack (--trust-pack): Sigstore identity {IDENTITY}" in opted.output
     assert f"Sigstore trusted root sha256:{fingerprint}" in opted.output
     both = prov("verify", str(pack), "--trust-pack", *identity)
     assert both.exit_code == 2 and "exclude each other" in both.output
