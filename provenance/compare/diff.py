@@ -68,6 +68,8 @@ VOLATILE: dict[str, tuple[str, ...]] = {
     "wandb": ("config_internal", "system_metrics"),
     "http": (
         "server_ip",
+        # A hop's own fields (status, url, location) are compared; its headers carry a Date.
+        "redirects.*.headers",
         "headers.date",
         "headers.age",
         "headers.expires",

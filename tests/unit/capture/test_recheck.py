@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -197,3 +198,23 @@ def test_a_local_listing_and_a_local_wandb_run_replay_relative_to_the_base_folde
         for original in (listing, wandb)
     }
     assert outcomes == {"listing": "changed", "wandb": "changed"}
+
+
+def test_a_redirect_asked_again_a_second_later_is_the_same(
+    collect: Callable[..., Capture], tmp_path: Path
+) -> None:
+    """A hop's Date header moves with the clock; its status, URL and Location are compared."""
+    import time
+
+    routes = [Route("/old", status=302, redirect="/new"), Route("/new", body=b"x")]
+    with LocalServer(Fixtures(routes=routes)) as server:
+        original = collect({"name": "r", "kind": "http", "url": f"{server.url}/old"})
+        time.sleep(1.1)  # the hop's Date header is now another second
+        same = classify(recollect_one(original, _context(tmp_path)), NoBlobs(), NoBlobs())
+        server.fixtures = Fixtures(
+            routes=[Route("/old", status=302, redirect="/elsewhere"), Route("/elsewhere")]
+        )
+        moved = classify(recollect_one(original, _context(tmp_path)), NoBlobs(), NoBlobs())
+    assert same.outcome == "same"
+    assert moved.outcome == "changed" and moved.diff is not None
+    assert "location" in json.dumps(moved.diff.model_dump())
