@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +39,8 @@ def prove(
     manifest or the other files. Exit 1 when the proof does not lead to the
     root. This does not check signatures: `prov verify` the attestation too.
     """
+    import json  # here, not at the top: `prov --help` does not need it
+
     from provenance.errors import UsageError
     from provenance.store.manifest import InclusionProof, prove, verify_proof
     from provenance.store.objects import Store
