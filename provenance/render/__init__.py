@@ -2,8 +2,9 @@
 
 - ``report``: diffs, claims, logs and reports as text, Markdown and self-contained HTML.
 - ``warc``: captures exported as WARC (ISO 28500) for web-archive tools.
-- ``site``: ``prov site``, a static provenance site for a run (``site_model``: its
-  ``site.json``; ``site_html``: its pages; ``svgplot``: its inline charts).
+- ``site``: ``prov site``, a static provenance site for a run (``site_evidence``: what it is
+  built from, copied and verified; ``site_content``: the verdicts in its model; ``site_model``:
+  its ``site.json``; ``site_html``: its pages; ``svgplot``: its inline charts).
 - ``witnesses``: recheck reports, witness runs and the evidence per capture, as text.
 - ``schemas``: the JSON Schemas of every document prov writes (``schemas/``).
 - ``config_doc``: ``docs/config.md``, the prov.toml reference, from the option models.
