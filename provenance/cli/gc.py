@@ -15,8 +15,9 @@ from provenance.cli._options import resolve_store_path, store_option
 def gc(store: Path | None, dry_run: bool) -> None:
     """Remove unreferenced objects from the store and repack the rest.
 
-    An object is kept when a snapshot or a change note in the store refers to
-    it (its attestation, its blobs, the files its manifest names). Live small
+    An object is kept when a snapshot, a change note or a witness statement in
+    the store refers to it (its attestation, its blobs, the files its manifest
+    names). Live small
     objects are copied into one new pack, each re-hashed; the old packs go only
     once the new one is durable. Refuses to run while another prov process
     writes into the store. Exit 3 when an attestation cannot be read (nothing
@@ -33,8 +34,8 @@ def gc(store: Path | None, dry_run: bool) -> None:
     verb = "would remove" if dry_run else "removed"
     click.echo(
         f"{verb} {report.removed} unreferenced object(s), {report.removed_bytes:,} bytes; "
-        f"kept {report.live} referenced by {found.snapshots} snapshot(s) and "
-        f"{found.notes} note(s)"
+        f"kept {report.live} referenced by {found.snapshots} snapshot(s), {found.notes} note(s) "
+        f"and {found.entries.get('witnesses', 0)} witness statement(s)"
     )
     if not dry_run:
         click.echo(

@@ -286,3 +286,33 @@ def test_an_old_layout_store_is_read_verified_extended_and_collected(
         result = prov("verify", label, "--key", key, "--store", str(store))
         assert result.exit_code == 0, result.output
     assert "unreferenced" not in prov("fsck").output
+
+
+def test_gc_keeps_what_a_witness_statement_refers_to(tmp_path: Path) -> None:
+    from provenance.attest import dsse, keys
+    from provenance.attest import statement as statements
+    from provenance.verify.reachable import reachable
+
+    store = Store(tmp_path / "store").init()
+    with store.batch() as batch:
+        kept, dropped = batch.put_bytes(b"seen by a witness"), batch.put_bytes(b"seen by none")
+    predicate = {"witnessed": [{"source": "code", "blob": str(kept.digest)}]}
+    subject = [{"name": "prov-snapshot:m1", "digest": {"sha256": "ab" * 32}}]
+    payload = statements.wrap(subject, "https://prov.dev/witness/v1", predicate)
+    private, _ = keys.generate(tmp_path, "w")
+    envelope = dsse.sign(statements.PAYLOAD_TYPE, payload, [keys.load_signer(private)])
+    attestation = store.put_bytes(envelope.to_json())
+    (store.root / "witnesses").mkdir()
+    (store.root / "witnesses" / "x.json").write_text(
+        f'{{"id": "x", "attestation": "{attestation.digest}"}}'
+    )
+    found = reachable(store)
+    assert found.live == {kept.digest.hex, attestation.digest.hex}
+    with store.exclusive():
+        report = collect(store, found.live, keep_loose=found.attestations)
+    assert report.removed == 1 and not Store(store.root).has(dropped.digest)
+    assert Store(store.root).read(kept.digest) == b"seen by a witness"
+    assert store.object_path(attestation.digest).is_file()  # attestations stay loose files
+    (store.root / "witnesses" / "y.json").write_text('{"attestation": "blake3:' + "0" * 64 + '"}')
+    with pytest.raises(IntegrityError, match="nothing can be collected"):
+        reachable(Store(store.root))
