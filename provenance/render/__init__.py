@@ -15,6 +15,8 @@ __all__ = [
     "report",
     "schemas",
     "site",
+    "site_content",
+    "site_evidence",
     "site_html",
     "site_model",
     "svgplot",
