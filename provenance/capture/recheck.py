@@ -129,13 +129,16 @@ def _moved_commit(original: Capture, fresh: Capture) -> str | None:
     return commit
 
 
-def commit_gone(original: Capture, commit: str, context: CollectContext) -> bool:
-    """Ask for the recorded commit itself: is it still there?"""
+def commit_gone(original: Capture, commit: str, context: CollectContext) -> bool | None:
+    """Ask for the recorded commit itself: gone (True), still there (False), or unknown (None:
+    the question itself failed, say on a timeout)."""
     pinned = original.model_copy(
         update={"request": {**original.request, _PINNED[original.kind]: commit}}
     )
     probe = recollect_one(pinned, context, follow=False)
-    return probe.gone or is_gone(probe.fresh)
+    if probe.gone or is_gone(probe.fresh):
+        return True
+    return False if probe.fresh.status == "ok" else None
 
 
 def is_gone(capture: Capture) -> bool:
