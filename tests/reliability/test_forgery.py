@@ -432,7 +432,7 @@ def test_a_packed_tsa_chain_never_anchors_a_time_for_the_auditor(
     with the auditor's --key, the token is reported, not trusted (no "time-anchored ... by"
     whatever name the TSA took); only --trust-pack uses the packed chain, and says so."""
     if shutil.which("openssl") is None:
-        pytest.skip("openssl is needed for the TSA")
+        pytest.skip("the TSA needs openssl: apt-get install openssl")
     from provenance._testing.tsa import LocalTSA
     from provenance.attest import timestamp
 

@@ -55,7 +55,7 @@ def test_a_sparse_member_is_refused_before_anything_is_written(
     evidence: Evidence, tmp_path: Path
 ) -> None:
     if subprocess.run(["tar", "--version"], capture_output=True).returncode != 0:
-        pytest.skip("GNU tar is needed to write a sparse member")
+        pytest.skip("a sparse member needs GNU tar: apt-get install tar")
     folder = tmp_path / "content"
     (folder / "blobs").mkdir(parents=True)
     name = "blobs/" + "ab" * 32
