@@ -63,7 +63,7 @@ class Predicate:
     statement: Callable[[statements.ParsedStatement], Checked]
     subject: Callable[[statements.ParsedStatement, Checked], str]
     named: bool
-    """Whether a file name implies the label (a note has no naming of its own)."""
+    """Whether a file name implies the label (notes and diffs are saved under any name)."""
 
 
 def check_schema(predicate: dict[str, Any], schema: dict[str, Any]) -> None:
@@ -224,7 +224,7 @@ def _witness(parsed: statements.ParsedStatement) -> Checked:
 PREDICATES: dict[str, Predicate] = {
     PREDICATE_TYPE: Predicate(_snapshot, _snapshot_subject, named=True),
     NOTE_PREDICATE_TYPE: Predicate(_note, _about_subjects, named=False),
-    DIFF_PREDICATE_TYPE: Predicate(_diff, _about_subjects, named=True),
+    DIFF_PREDICATE_TYPE: Predicate(_diff, _about_subjects, named=False),
     # Counted against its snapshot by ``verify.observers``; alone, it verifies like a note.
     WITNESS_PREDICATE_TYPE: Predicate(_witness, _about_subjects, named=False),
 }

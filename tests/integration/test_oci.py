@@ -433,6 +433,10 @@ def test_push_and_verify_through_the_referrers_api(
     assert report["verified"] is False
     assert report["subject"] == image.digest
     assert [a["verified"] for a in report["attestations"]] == [True, False]
+    # Trust is the auditor's here too: no trust option, no verification (issue 13).
+    for bare in ((), ("--trust-pack",)):
+        refused = prov("verify", f"oci://{front.host}/{repository}:v1", *bare, "--plain-http")
+        assert refused.exit_code == 2 and "no trust policy" in refused.output
 
 
 def test_verify_an_image_without_attestations_fails(

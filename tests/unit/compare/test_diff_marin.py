@@ -228,6 +228,10 @@ def test_signed_diff_names_both_snapshots(
 
     with pytest.raises(VerificationError):
         dsse.verify(forged, [keys.load_verifier(milestones.pub)], threshold=1)
+    # `prov verify` takes a signed diff like a snapshot (its predicateType was refused before)
+    verified = prov("verify", str(target), "--key", str(milestones.pub))
+    assert verified.exit_code == 0, verified.output
+    assert "verified: a signed diff about m1, m2" in verified.stdout
     # never overwritten
     again = prov(
         "diff", "m1", "m2", "--store", store, "--sign-key", str(milestones.key), "-o", str(target)
