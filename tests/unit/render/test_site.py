@@ -407,3 +407,42 @@ def test_a_site_of_sigstore_bundles(project: Path, make_repo, tmp_path: Path) ->
         "--repository", "example/other", "--trusted-root", str(root),
     )  # fmt: skip
     assert wrong.exit_code == 1 and not (tmp_path / "wrong").exists()
+
+
+HOSTILE = "<img src=x onerror=alert(1)>\"'&"
+
+
+def test_hostile_strings_stay_text(milestones: marin.Marin, tmp_path: Path) -> None:
+    """A claims file from anyone: its names, sources and string literals never become markup."""
+    claims = tmp_path / "claims.toml"
+    claims.write_text(
+        "[[claims]]\n"
+        f"name = {json.dumps(HOSTILE)}\n"
+        f"claimed = {json.dumps(HOSTILE)}\n"
+        f"source = {json.dumps(HOSTILE)}\n"
+        f"derived = {json.dumps(repr(HOSTILE))}\n"
+    )
+    out = tmp_path / "site"
+    result = run(
+        "site", "-o", str(out), "--store", str(milestones.store.root),
+        "--key", str(milestones.pub), "--claims", str(claims), "--title", HOSTILE,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    from html.parser import HTMLParser
+
+    class Tags(HTMLParser):
+        found: list[tuple[str, str]] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            self.found.extend((tag, name) for name, _ in attrs)
+            self.found.append((tag, ""))
+
+    for page in site_checks.pages(out):
+        tags = Tags()
+        tags.feed(page.read_text())
+        assert not [t for t, a in tags.found if t == "img" or a.startswith("on")], page
+    index = (out / "index.html").read_text()
+    assert "&lt;img src=x onerror=alert(1)&gt;&quot;&#x27;&amp;" in index
+    document = json.loads((out / "site.json").read_text())
+    (claim,) = document["milestones"][0]["claims"]["results"]
+    assert claim["name"] == HOSTILE and claim["verdict"] == "holds"
