@@ -90,6 +90,11 @@ EXAMPLES: dict[int, list[tuple[str, Setup, list[str]]]] = {
         ("bad arguments", _nothing, ["snapshot", "--no-such-option"]),
         ("bad prov.toml", _write("prov.toml", "[[sources]\n"), ["snapshot", "--no-sign"]),
         (
+            "a bad claims file",
+            _write("bad.toml", '[[claims]]\nname = "x"\nclaimed = 1\nderived = "__import__(1)"\n'),
+            ["check", "--claims", "bad.toml", "m1"],
+        ),
+        (
             "a label already used",
             _nothing,
             ["snapshot", "--label", "m1", "--no-sign", "-o", "x.jsonl"],
@@ -99,6 +104,7 @@ EXAMPLES: dict[int, list[tuple[str, Setup, list[str]]]] = {
     ],
     3: [
         ("a missing claims file", _nothing, ["check", "--claims", "nope.toml", "m1"]),
+        ("a missing pack", _nothing, ["verify", "--pack", "nope.evidence.tar"]),
         ("a missing attestation file", _nothing, ["show", "nope.intoto.jsonl"]),
         (
             "a missing attestation to verify",
