@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import enum
 import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import click
 
+from provenance.render.formats import Format
+
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class Format(enum.StrEnum):
-    TEXT = "text"
-    JSON = "json"
 
 
 def store_option(function: F) -> F:
@@ -42,14 +38,29 @@ def config_option(function: F) -> F:
 
 
 def format_option(function: F) -> F:
+    """``--format text|json``: for commands whose output is a report or a record."""
+    return formats_option(Format.TEXT, Format.JSON)(function)
+
+
+def formats_option(*offered: Format) -> Callable[[F], F]:
+    """``--format`` with the formats a command can write (every one of ``Format`` by default)."""
+    choices = [f.value for f in offered or tuple(Format)]
     return click.option(
         "--format",
         "output_format",
-        type=click.Choice([f.value for f in Format]),
+        type=click.Choice(choices),
         default=Format.TEXT.value,
         show_default=True,
         help="Output format.",
-    )(function)
+    )
+
+
+def text_or_json(value: str) -> Literal[Format.TEXT, Format.JSON]:
+    """The format of a command that offers text and JSON only (``format_option``)."""
+    fmt = Format(value)
+    if fmt is Format.TEXT or fmt is Format.JSON:
+        return fmt
+    raise click.BadParameter(f"{value!r} is not offered here", param_hint="--format")
 
 
 def resolve_store_path(explicit: Path | None, configured: Path | None = None) -> Path:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from provenance.cli._options import (
+    formats_option,
     resolve_store_path,
     say_what_was_checked,
     store_option,
@@ -23,20 +24,6 @@ if TYPE_CHECKING:
     from provenance.verify.policy import TrustOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-# The values of ``provenance.render.report.Format``, literal so ``prov --help`` imports nothing.
-FORMATS = ("text", "json", "markdown", "html")
-
-
-def _format_option(function: F) -> F:
-    return click.option(
-        "--format",
-        "output_format",
-        type=click.Choice(FORMATS),
-        default="text",
-        show_default=True,
-        help="Output format.",
-    )(function)
 
 
 def _colour_option(function: F) -> F:
@@ -65,7 +52,7 @@ def _store(explicit: Path | None) -> Store | None:
 @click.argument("a")
 @click.argument("b")
 @store_option
-@_format_option
+@formats_option()
 @_colour_option
 @trust_options
 @click.option(
@@ -153,7 +140,7 @@ def _sign_diff(result: Diff, key_paths: tuple[Path, ...], output: Path | None) -
 )
 @click.argument("snapshot")
 @store_option
-@_format_option
+@formats_option()
 @_colour_option
 @trust_options
 @click.pass_context
@@ -280,7 +267,7 @@ def note(
     help="The claims file, checked against B.",
 )
 @store_option
-@_format_option
+@formats_option()
 @click.option(
     "-o",
     "--output",

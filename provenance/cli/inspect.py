@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, assert_never, get_args
+from typing import TYPE_CHECKING, Any, Literal, assert_never, get_args
 
 import click
 
 from provenance.cli._options import (
-    Format,
     config_option,
     format_option,
+    formats_option,
     resolve_store_path,
     say_what_was_checked,
     store_option,
+    text_or_json,
     trust_options,
 )
+from provenance.render.formats import Format
 
 if TYPE_CHECKING:
     from provenance.config import Config
@@ -41,11 +43,11 @@ def show(snapshot: str, store: Path | None, output_format: str, trust: TrustOpti
 
     foreign = foreign_statement(snapshot)
     if foreign is not None:
-        _show_foreign(foreign, Format(output_format))
+        _show_foreign(foreign, text_or_json(output_format))
         return
     loaded = load(snapshot, Store(resolve_store_path(store)), trust)
     say_what_was_checked(loaded.verified)
-    fmt = Format(output_format)
+    fmt = text_or_json(output_format)
     if fmt is Format.JSON:
         snap = loaded.snapshot
         document = {
@@ -110,7 +112,7 @@ def _manifest_line(value: Any) -> str | None:
     )
 
 
-def _show_foreign(foreign: Foreign, fmt: Format) -> None:
+def _show_foreign(foreign: Foreign, fmt: Literal[Format.TEXT, Format.JSON]) -> None:
     """An in-toto statement that is not a prov snapshot: what it is about and what it claims."""
     from provenance.render.escape import text
 
@@ -158,14 +160,7 @@ def _summary(value: Any) -> str:
 
 @click.command()
 @store_option
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(("text", "json", "markdown", "html")),
-    default="text",
-    show_default=True,
-    help="Output format.",
-)
+@formats_option()
 @trust_options
 @click.pass_context
 def log(ctx: click.Context, store: Path | None, output_format: str, trust: TrustOptions) -> None:

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, assert_never
 
 import click
 
-from provenance.cli._options import Format
+from provenance.cli._options import text_or_json
+from provenance.render.formats import Format
 
 if TYPE_CHECKING:
     from provenance.verify.policy import TrustOptions
@@ -100,7 +101,7 @@ def verify_image(
         expect_label=expect_label,
     )
     verified = bool(results) and all(r["verified"] for r in results)
-    fmt = Format(output_format)
+    fmt = text_or_json(output_format)
     if fmt is Format.JSON:
         click.echo(json.dumps(_document(reference, found, verified, results), indent=2))
     elif fmt is Format.TEXT:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import TYPE_CHECKING, Any, Literal, assert_never
 
 import click
 
-from provenance.cli._options import Format, format_option, trust_options
+from provenance.cli._options import format_option, text_or_json, trust_options
 from provenance.cli.oci import plain_http_option
 from provenance.cli.witness import count_witnesses, witness_options
+from provenance.render.formats import Format
 
 if TYPE_CHECKING:
     from provenance.verify.audit import Audit
@@ -81,13 +82,13 @@ def verify(
     result = audit(
         named, trust, pack=pack_path, store=store, expect_label=expect_label, then=witnesses
     )
-    _print(result, Format(output_format))
+    _print(result, text_or_json(output_format))
     if result.error is not None:
         click.echo(result.error.diagnostics(), err=True)
         ctx.exit(result.error.exit_code)
 
 
-def _print(result: Audit, fmt: Format) -> None:
+def _print(result: Audit, fmt: Literal[Format.TEXT, Format.JSON]) -> None:
     from provenance.render.escape import text
 
     report = result.report

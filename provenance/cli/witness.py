@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any, assert_never
 
 import click
 
-from provenance.cli._options import Format, format_option, resolve_store_path, store_option
+from provenance.cli._options import (
+    format_option,
+    resolve_store_path,
+    store_option,
+    text_or_json,
+)
+from provenance.render.formats import Format
 
 if TYPE_CHECKING:
     from provenance.capture.recheck import Recollected
@@ -168,7 +174,7 @@ def recheck(
             record(signed, target, DsseAttester(signers), path)
             written = str(path)
         result = report(snapshot, checks, checked, signed, written)
-    fmt = Format(output_format)
+    fmt = text_or_json(output_format)
     if fmt is Format.JSON:
         import json
 
@@ -252,7 +258,7 @@ def witness(
             path.parent.mkdir(parents=True, exist_ok=True)
             witnesses.record(statement, DsseAttester([signer]), path, target)
         result = report(snapshot, checks, checked)
-    fmt = Format(output_format)
+    fmt = text_or_json(output_format)
     if fmt is Format.JSON:
         import json
 

@@ -1,6 +1,8 @@
 """Rendering: what a person or a program reads.
 
-- ``report``: diffs, claims, logs and reports as text, Markdown and self-contained HTML.
+- ``report``: diffs, claims, logs and reports in every ``formats.Format``: ``sections`` (the
+  neutral rows every format lays out), ``text``, ``markdown``, ``html`` (the one stylesheet),
+  ``shorten`` (long values cut around what differs); ``escape`` keeps captured strings inert.
 - ``warc``: captures exported as WARC (ISO 28500) for web-archive tools.
 - ``site``: ``prov site``, a static provenance site for a run (``site_evidence``: what it is
   built from, copied and verified; ``site_content``: the verdicts in its model; ``site_model``:
@@ -12,14 +14,20 @@
 
 __all__ = [
     "config_doc",
+    "escape",
+    "formats",
+    "html",
+    "markdown",
     "report",
     "schemas",
+    "sections",
     "site",
     "site_content",
     "site_evidence",
     "site_html",
     "site_model",
     "svgplot",
+    "text",
     "warc",
     "witnesses",
 ]

@@ -20,7 +20,7 @@ from provenance.compare.reads import reads
 from provenance.digest import Digest
 from provenance.errors import UsageError, VerificationError
 from provenance.model import Capture, Snapshot
-from provenance.render.report import _claim_numbers, value
+from provenance.render.sections import claim_numbers, value
 from provenance.render.site_model import (
     CaptureItem,
     ClaimItem,
@@ -169,7 +169,7 @@ def check_claims(
     report = claims_module.check(claims_file, evidence, notes)
     results = []
     for claim, result in zip(claims_file.claims, report.results, strict=True):
-        derived, gap, tolerance = _claim_numbers(result)
+        derived, gap, tolerance = claim_numbers(result)
         read = tuple(
             Read(
                 path=r.path,

@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from provenance.compare.diff import Diff
 from provenance.render import escape, svgplot
-from provenance.render.report import _html_diff_body
+from provenance.render.html import diff_body
 from provenance.render.site_model import ClaimItem, Interval, Milestone, NoteItem, Site
 
 __all__ = ["CSS", "csp", "write", "write_index"]
@@ -644,7 +644,7 @@ def _diff_page(site: Site, interval: Interval, diff: Diff) -> str:
         f'<a href="{_href(f"m/{interval.b}.html", 1)}">{e(interval.b)}</a> · '
         f'<a href="{_href(interval.json_, 1)}">this diff as JSON</a></p>',
         '<div class="diff">',
-        *_html_diff_body(diff),
+        *diff_body(diff),
         "</div>",
     ]
     return _page(site, f"{interval.a} → {interval.b} · {site.title}", body, depth=1)

@@ -7,7 +7,8 @@ from pathlib import Path
 from provenance.compare.recheck import RecheckReport, SourceCheck
 from provenance.model import Vantage
 from provenance.render import escape
-from provenance.render.report import _Paint, _text_row, section
+from provenance.render.sections import section
+from provenance.render.text import Paint, row_lines
 from provenance.verify.observers import CaptureEvidence, ObserverReport
 
 __all__ = ["observer_lines", "render_recheck", "render_witness"]
@@ -26,11 +27,11 @@ def _join(lines: list[str]) -> str:
 def _source_lines(check: SourceCheck) -> list[str]:
     lines = [f"  {_SHOWN[check.outcome]:<11} {check.source} [{check.kind}]: {check.detail}"]
     if check.outcome == "changed" and check.diff is not None:
-        paint = _Paint(False)
+        paint = Paint(False)
         rows = [row for block in section(check.diff).blocks for row in block.rows]
         for row in rows[:MAX_ROWS]:
             row.children = row.children[:MAX_CHILDREN]
-            lines.extend(_text_row(row, "      ", paint))
+            lines.extend(row_lines(row, "      ", paint))
         if len(rows) > MAX_ROWS:
             lines.append(f"      ... {len(rows) - MAX_ROWS} more change(s): see --format json")
     return lines

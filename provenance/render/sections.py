@@ -1,0 +1,394 @@
+"""A diff as neutral sections and rows, and the values, numbers and lines every format shares.
+
+The three human formats (``text``, ``markdown``, ``html``) lay out the same sections, so they
+always say the same thing; every captured string in a section has its control characters escaped
+(``render.escape``) before any format sees it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, assert_never
+
+from provenance.compare.claims import ClaimResult, ClaimsReport
+from provenance.compare.diff import (
+    CaptureDiff,
+    Change,
+    Diff,
+    DocumentDiff,
+    FileChange,
+    Mover,
+    NoteRef,
+    SnapshotRef,
+)
+from provenance.compare.recheck import RecheckRef
+from provenance.compare.timeline import LogItem
+from provenance.compare.witness import WitnessRef
+from provenance.render import escape
+from provenance.store.objects import SnapshotEntry
+
+MAX_ROWS = 40  # per block; the JSON output always has everything
+
+
+MAX_VOLATILE = 25
+
+
+MAX_MOVERS = 8
+
+
+MAX_DIFF_LINES = 200
+
+
+Tone = Literal["add", "remove", "change", "info"]
+
+
+MARK: dict[Tone, str] = {"add": "+", "remove": "-", "change": "~", "info": " "}
+
+
+def _is_hex_id(value: str) -> bool:
+    return len(value) in (40, 64) and all(c in "0123456789abcdef" for c in value)
+
+
+def value(item: Any, limit: int = 80) -> str:
+    """A JSON value as a reader wants it: 390,139; "hero-12d8b6f0"; {3 fields}; [9 items]."""
+    if item is None or isinstance(item, bool):
+        return json.dumps(item)
+    if isinstance(item, int):
+        return f"{item:,}" if abs(item) >= 10_000 else str(item)
+    if isinstance(item, float):
+        return f"{item:,}" if abs(item) >= 10_000 else repr(item)
+    if isinstance(item, str):
+        if _is_hex_id(item) or item.startswith(("blake3:", "sha256:")):
+            return item
+        text = json.dumps(item, ensure_ascii=False)
+        return text if len(text) <= limit else text[: limit - 4] + '..."'
+    if isinstance(item, list):
+        if len(item) <= 6 and all(not isinstance(v, (dict, list)) for v in item):
+            text = "[" + ", ".join(value(v, 30) for v in item) + "]"
+            if len(text) <= limit:
+                return text
+        return f"[{len(item)} items]"
+    if isinstance(item, dict):
+        parts = []
+        for key, inner in item.items():
+            if isinstance(inner, dict):
+                parts.append(f"{key}: {{{len(inner)} entries}}")
+            elif isinstance(inner, list):
+                parts.append(f"{key}: [{len(inner)} items]")
+            else:
+                parts.append(f"{key}: {value(inner, 40)}")
+        text = "{" + ", ".join(parts) + "}"
+        return text if len(text) <= limit * 2 else f"{{{len(item)} fields}}"
+    return str(item)
+
+
+def percent(ratio: float) -> str:
+    """A relative change as a signed percentage with two significant decimals: +0.029%, -3.97%."""
+    pct = ratio * 100
+    if pct == 0:
+        return "0%"
+    if abs(pct) >= 1:
+        return f"{pct:+.2f}%"
+    decimals = min(12, max(2, 1 - math.floor(math.log10(abs(pct)))))
+    return f"{pct:+.{decimals}f}%"
+
+
+def delta(delta: int | float) -> str:
+    if isinstance(delta, int):
+        return f"{delta:+,}"
+    return f"{delta:+,.6g}"
+
+
+def share(ratio: float | None) -> str:
+    return "absent" if ratio is None else f"{ratio * 100:.2f}%"
+
+
+def mover(m: Mover) -> str:
+    return f"{m.key}: {share(m.old)} -> {share(m.new)} ({m.pp:+.2f} pp)"
+
+
+def size(size: int | None) -> str:
+    return "?" if size is None else f"{size:,} bytes"
+
+
+@dataclass
+class Row:
+    tone: Tone
+    path: str
+    detail: str
+    children: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Block:
+    heading: str | None
+    rows: list[Row] = field(default_factory=list)
+    hidden: int = 0
+
+
+@dataclass
+class Section:
+    title: str
+    status: str
+    blocks: list[Block] = field(default_factory=list)
+    files: list[Row] = field(default_factory=list)
+    volatile: list[Row] = field(default_factory=list)
+    volatile_hidden: int = 0
+    text_diffs: list[tuple[str, str]] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+def _change_row(change: Change, prefix: str = "") -> Row:
+    path = prefix + change.path
+    kind = change.change
+    if kind == "changed":
+        detail = f"{value(change.old)} -> {value(change.new)}"
+        if change.delta is not None:
+            extra = delta(change.delta)
+            if change.relative is not None:
+                extra += f", {percent(change.relative)}"
+            detail += f" ({extra})"
+        return Row("change", path, detail)
+    if kind == "added":
+        row = Row("add", path, f"added {value(change.new)}")
+        if change.movers:
+            row.children.append(
+                f"weights vs {change.baseline} ({len(change.movers)} moved, biggest first):"
+            )
+            row.children.extend("  " + mover(m) for m in change.movers[:MAX_MOVERS])
+            if len(change.movers) > MAX_MOVERS:
+                row.children.append(f"  ... and {len(change.movers) - MAX_MOVERS} more")
+        return row
+    if kind == "removed":
+        return Row("remove", path, f"removed (was {value(change.old)})")
+    if kind == "set":
+        bits = [f"+{value(v, 40)}" for v in change.added or []]
+        bits += [f"-{value(v, 40)}" for v in change.removed or []]
+        return Row("change", path, ", ".join(bits))
+    if kind == "reordered":
+        return Row("change", path, "same items, new order")
+    if kind == "weights":
+        moved = change.movers or []
+        row = Row(
+            "change", path, f"{len(moved)} weight(s) moved, biggest first (percentage points)"
+        )
+        row.children.extend(mover(m) for m in moved[:MAX_MOVERS])
+        if len(moved) > MAX_MOVERS:
+            row.children.append(f"... and {len(moved) - MAX_MOVERS} more")
+        return row
+    assert_never(kind)
+
+
+def _file_row(f: FileChange) -> Row:
+    if f.change == "added":
+        return Row("add", f.path, f"added ({size(f.new_size)})")
+    if f.change == "removed":
+        return Row("remove", f.path, f"removed (was {size(f.old_size)})")
+    detail = f"{size(f.old_size)} -> {size(f.new_size)}"
+    if f.old_size is not None and f.new_size is not None:
+        detail = f"{f.old_size:,} -> {f.new_size:,} bytes ({f.new_size - f.old_size:+,})"
+    if f.old_mode != f.new_mode:
+        detail += f", mode {f.old_mode} -> {f.new_mode}"
+    if f.content == "digest-only":
+        detail += ", content not at hand"
+    return Row("change", f.path, detail)
+
+
+def _prefix(document: DocumentDiff) -> str:
+    return "request." if document.name == "request" else ""
+
+
+def _heading(document: DocumentDiff) -> str:
+    if document.name.startswith("constants:"):
+        return f"constants in {document.name.removeprefix('constants:')}"
+    return f"in {document.name.removeprefix('file:')}"
+
+
+def section(capture: CaptureDiff) -> Section:
+    out = Section(f"{capture.source} [{capture.kind}]", capture.status)
+    if capture.status == "added":
+        out.blocks.append(Block(None, [Row("add", capture.source, "new source in B")]))
+    elif capture.status == "removed":
+        out.blocks.append(Block(None, [Row("remove", capture.source, "source absent from B")]))
+    main = Block(None)
+    for document in capture.documents:
+        inline = document.name in ("capture", "request", "data")
+        block = main if inline else Block(_heading(document))
+        for change in document.changes:
+            row = _change_row(change, _prefix(document))
+            if change.volatile:
+                if len(out.volatile) < MAX_VOLATILE:
+                    if not inline:
+                        row.path = f"{document.name.removeprefix('file:')}: {row.path}"
+                    out.volatile.append(row)
+                else:
+                    out.volatile_hidden += 1
+            elif len(block.rows) < MAX_ROWS:
+                block.rows.append(row)
+            else:
+                block.hidden += 1
+        if document.text_diff:
+            lines = document.text_diff.splitlines()
+            text = "\n".join(lines[:MAX_DIFF_LINES])
+            if len(lines) > MAX_DIFF_LINES:
+                text += f"\n... {len(lines) - MAX_DIFF_LINES} more lines (see --format json)"
+            out.text_diffs.append((document.name.removeprefix("file:"), text))
+        if not inline and (block.rows or block.hidden):
+            out.blocks.append(block)
+    if main.rows or main.hidden:
+        out.blocks.insert(0, main)
+    out.files = [_file_row(f) for f in capture.files]
+    out.notices = list(capture.notices)
+    return _inert(out)
+
+
+def _inert(out: Section) -> Section:
+    """Every captured string with its control characters escaped (see render.escape): a file
+    name holding a terminal escape sequence prints as ``\\x1b[...``, in every format."""
+    t = escape.text
+
+    def row(r: Row) -> Row:
+        return Row(r.tone, t(r.path), t(r.detail), [t(c) for c in r.children])
+
+    out.title = t(out.title)
+    out.blocks = [
+        Block(t(b.heading) if b.heading else None, [row(r) for r in b.rows], b.hidden)
+        for b in out.blocks
+    ]
+    out.files = [row(r) for r in out.files]
+    out.volatile = [row(r) for r in out.volatile]
+    out.text_diffs = [(t(name), escape.block(text)) for name, text in out.text_diffs]
+    out.notices = [t(n) for n in out.notices]
+    return out
+
+
+def summary(diff: Diff) -> str:
+    counts = diff.counts
+    volatile = f"; {counts.volatile} volatile change(s) not counted" if counts.volatile else ""
+    if diff.equal:
+        return f"no differences between {diff.a.label} and {diff.b.label}{volatile}"
+    return (
+        f"{counts.sources_changed} of {len(diff.captures)} source(s) changed: "
+        f"{counts.changes} change(s){volatile}"
+    )
+
+
+def note_line(note: NoteRef) -> str:
+    text = f"{note.created[:19]}Z  note {note.id[:12]} on {note.snapshot}: {note.text}"
+    if note.supersedes:
+        text += f"  (supersedes: {', '.join(note.supersedes)})"
+    return escape.text(text)
+
+
+def files_word(capture: CaptureDiff) -> str:
+    return "objects" if capture.kind == "listing" else "files"
+
+
+def file_counts(files: Sequence[FileChange]) -> str:
+    counts = {
+        kind: sum(1 for f in files if f.change == kind) for kind in ("added", "removed", "changed")
+    }
+    return ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
+
+
+def claim_cells(result: ClaimResult) -> tuple[str, str, str]:
+    """derived (or the error, for a claim that could not be evaluated), gap and tolerance, for a
+    table row."""
+    derived, gap, tolerance = claim_numbers(result)
+    return (f"error: {result.error}" if result.status == "error" else derived), gap, tolerance
+
+
+def diff_line_tone(line: str) -> Literal["add", "remove", "hunk", "info"]:
+    """What a line of a unified diff is: an addition, a removal, a hunk header, or context."""
+    if line.startswith("+") and not line.startswith("+++"):
+        return "add"
+    if line.startswith("-") and not line.startswith("---"):
+        return "remove"
+    return "hunk" if line.startswith("@@") else "info"
+
+
+def claim_numbers(result: ClaimResult) -> tuple[str, str, str]:
+    """derived, gap and tolerance as text."""
+    derived = value(result.derived)
+    if result.gap is None:
+        gap = (
+            "—" if result.status == "error" else ("equal" if result.status == "pass" else "differs")
+        )
+    else:
+        gap = delta(result.gap) if result.gap else "0 (exact)"
+        if result.relative_gap is not None and result.gap:
+            gap += f" ({percent(result.relative_gap)})"
+    tolerance = []
+    if result.tolerance:
+        tolerance.append(f"{result.tolerance * 100:g}%")
+    if result.abs_tolerance:
+        tolerance.append(f"±{value(result.abs_tolerance)}")
+    return derived, gap, " or ".join(tolerance) or "exact"
+
+
+VERDICT = {"pass": "holds", "fail": "FAILS", "error": "ERROR"}
+
+
+def one_line(expression: str) -> str:
+    return " ".join(expression.split())
+
+
+def origin(ref: SnapshotRef) -> str:
+    """Where a snapshot was read from, unless that is just its label in the store."""
+    same = ref.origin == ref.label or ref.origin.startswith(f"{ref.label} (")
+    return "" if same else f"  ({ref.origin})"
+
+
+def claims_summary(report: ClaimsReport) -> str:
+    total = len(report.results)
+    text = f"{total} claim(s): {report.passed} hold, {report.failed} fail"
+    return text + (f", {report.errors} could not be evaluated" if report.errors else "")
+
+
+def log_change_line(item: LogItem) -> str:
+    if item.problem:
+        return escape.text(f"not compared: {item.problem}")
+    if item.previous is None:
+        return "first snapshot"
+    if not item.changes:
+        return f"no differences since {item.previous}"
+    return escape.text(f"changed since {item.previous}: " + "; ".join(item.changes))
+
+
+def witness_line(witness: WitnessRef) -> str:
+    where = witness.operator + (f" ({witness.region})" if witness.region else "")
+    key = f"; key {witness.signers[0][:16]}" if witness.signers else ""
+    if witness.problem:
+        return escape.text(
+            f"{witness.created[:19]}Z  witness index entry ({where}) refused: {witness.problem}"
+        )
+    return escape.text(
+        f"{witness.created[:19]}Z  witness {where}: {len(witness.witnessed)} capture(s) "
+        f"witnessed{key}"
+    )
+
+
+def recheck_line(recheck: RecheckRef) -> str:
+    key = f"; signed by {recheck.signers[0][:16]}" if recheck.signers else ""
+    return escape.text(
+        f"{recheck.created[:19]}Z  recheck {recheck.label}: {recheck.summary()}{key}"
+    )
+
+
+def events(item: LogItem) -> list[str]:
+    """Notes, witnesses and rechecks of one timeline item, oldest first."""
+    dated = [(n.created, note_line(n)) for n in item.notes]
+    dated += [(w.created, witness_line(w)) for w in item.witnesses]
+    dated += [(r.created, recheck_line(r)) for r in item.rechecks]
+    return [line for _, line in sorted(dated, key=lambda pair: pair[0])]
+
+
+def log_head(entry: SnapshotEntry) -> str:
+    failed = f"  FAILED: {', '.join(entry.failed)}" if entry.failed else ""
+    return (
+        f"{entry.created[:19]}Z  {entry.sha256[:12]}  {entry.label}  "
+        f"sources: {', '.join(entry.sources)}  signers: {len(entry.signers)}{failed}"
+    )
