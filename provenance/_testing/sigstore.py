@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.types import CertificatePublicKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
 
 from provenance._testing.certs import SIGNING_ONLY, ca_certificate
@@ -112,6 +113,7 @@ class LocalSigstore:
     ref: str | None = "refs/tags/v1.0"
     tsa: LocalTSA | None = None
     log_url: str = "http://127.0.0.1/rekor"
+    scheme: str = "ecdsa-p256"  # the ephemeral key's signing scheme (``_testing.schemes``)
     # The checkpoint's origin, "<log host/path> - <tree id>" as Rekor v1 writes it: its signer
     # name must be part of the log's base URL for sigstore-js to take the signature as the log's.
     origin: str = ""
@@ -146,7 +148,7 @@ class LocalSigstore:
 
     # -- the CA ------------------------------------------------------------------------------
 
-    def issue(self, key: ec.EllipticCurvePublicKey) -> x509.Certificate:
+    def issue(self, key: CertificatePublicKeyTypes) -> x509.Certificate:
         """A 10-minute code-signing certificate with Fulcio's extensions and an embedded SCT."""
         now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
         serial = x509.random_serial_number()
@@ -316,9 +318,12 @@ class LocalSigstore:
         from sigstore import dsse
         from sigstore.models import Bundle
 
-        key = ec.generate_private_key(ec.SECP256R1())  # ephemeral, like sigstore's Signer
-        certificate = self.issue(key.public_key())
-        envelope = json.loads(dsse._sign(key, dsse.Statement(statement)).to_json())
+        if self.scheme == "ecdsa-p256":  # sigstore-python's own signer and DSSE code
+            key = ec.generate_private_key(ec.SECP256R1())  # ephemeral, like sigstore's Signer
+            certificate = self.issue(key.public_key())
+            envelope = json.loads(dsse._sign(key, dsse.Statement(statement)).to_json())
+        else:
+            certificate, envelope = self._sign_by_scheme(statement)
         der = certificate.public_bytes(serialization.Encoding.DER)
         bundle = {
             "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
@@ -332,6 +337,21 @@ class LocalSigstore:
         Bundle.from_json(data)  # sigstore-python must accept what we assembled
         self.last_identity = self.signer_identity
         return data
+
+    def _sign_by_scheme(self, statement: bytes) -> tuple[x509.Certificate, dict[str, Any]]:
+        from provenance._testing import schemes
+        from provenance.attest.dsse import pae
+        from provenance.attest.statement import PAYLOAD_TYPE
+
+        key = schemes.ephemeral(self.scheme)
+        certificate = self.issue(key.public_key())
+        signature = schemes.sign(key, self.scheme, pae(PAYLOAD_TYPE, statement))
+        envelope = {
+            "payload": _b64(statement),
+            "payloadType": PAYLOAD_TYPE,
+            "signatures": [{"sig": _b64(signature)}],
+        }
+        return certificate, envelope
 
     def identity(self) -> str:
         return self.last_identity

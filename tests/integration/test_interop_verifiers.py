@@ -18,10 +18,12 @@ from pathlib import Path
 import pytest
 
 from provenance._internal import canonical
+from provenance._testing import schemes
 from provenance._testing.sigstore import LocalSigstore
 from provenance._testing.tsa import LocalTSA
 from provenance.attest import sigstore
 from provenance.capture.snapshot import take
+from provenance.errors import VerificationError
 from provenance.model import PREDICATE_TYPE
 from provenance.store.objects import Store
 from tests import verifiers
@@ -158,3 +160,33 @@ def test_openssl_verifies_the_bundles_timestamp(
     verified = openssl("signature")
     assert verified.returncode == 0 and "Verification: OK" in verified.stdout, verified.stderr
     assert openssl("other").returncode != 0
+
+
+# -- every signing scheme Fulcio certifies, end to end ----------------------------------------
+
+# sigstore-js checks a DSSE signature with SHA-256 whatever the curve, and RSA as PKCS#1 v1.5:
+# a P-384 / P-521 envelope signed by the registry's scheme (SHA-384 / SHA-512, as sigstore-go
+# and sigstore-java sign) and an RSA-PSS one are outside what it verifies.
+SIGSTORE_JS_SCHEMES = {"ecdsa-p256", "rsa-2048", "rsa-3072", "rsa-4096", "ed25519"}
+
+
+@pytest.mark.parametrize("scheme", schemes.SCHEMES)
+def test_every_registry_scheme_verifies_and_a_tampered_copy_does_not(
+    scheme: str, tmp_path: Path
+) -> None:
+    """A keyless bundle whose ephemeral key is of ``scheme``: prov verifies it, and refuses it
+    with one bit of the signature flipped; sigstore-js agrees for the schemes it implements."""
+    from provenance.attest import statement as statements
+
+    instance = LocalSigstore(signer_identity=IDENTITY, issuer=ISSUER, scheme=scheme)
+    subject = {"name": "artifact.bin", "digest": {"sha256": "ab" * 32}}
+    bundle = tmp_path / f"{scheme}.sigstore.json"
+    bundle.write_bytes(instance.sign_dsse(statements.wrap([subject], "https://example/p", {})))
+    root = instance.write_trusted_root(tmp_path / "trusted_root.json")
+    policy = sigstore.IdentityPolicy(issuer=ISSUER, identity=IDENTITY)
+    assert sigstore.verify_bundle(bundle.read_bytes(), policy=policy, trusted_root=root).times
+    with pytest.raises(VerificationError, match=r"DSSE: invalid signature|signatures do not match"):
+        sigstore.verify_bundle(_tampered(bundle).read_bytes(), policy=policy, trusted_root=root)
+    if scheme in SIGSTORE_JS_SCHEMES:
+        ok, output = verifiers.run_sigstore_js(bundle, root, identity=IDENTITY, issuer=ISSUER)
+        assert ok, output
