@@ -19,6 +19,7 @@ hand out wrong bytes.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import errno
 import fcntl
@@ -26,6 +27,7 @@ import mmap
 import os
 import stat
 import struct
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,8 +90,17 @@ def index_bytes(entries: dict[bytes, tuple[int, int]]) -> bytes:
     count = len(keys)
     body = bytearray(_HEAD.pack(INDEX_MAGIC, count, *fanout))
     body += b"".join(keys)
-    body += struct.pack(f"<{count}Q", *(entries[k][0] for k in keys))
-    body += struct.pack(f"<{count}I", *(entries[k][1] for k in keys))
+    offsets = array.array("Q", [entries[k][0] for k in keys])
+    lengths = array.array("I", [entries[k][1] for k in keys])
+    if offsets.itemsize != 8 or lengths.itemsize != 4:  # not the usual C types: say it plainly
+        body += struct.pack(f"<{count}Q", *offsets)
+        body += struct.pack(f"<{count}I", *lengths)
+    else:
+        if sys.byteorder != "little":
+            offsets.byteswap()
+            lengths.byteswap()
+        body += offsets.tobytes()
+        body += lengths.tobytes()
     body += blake3.blake3(body).digest()
     return bytes(body)
 
