@@ -155,7 +155,8 @@ def classify(item: Recollected, attested: BlobSource, observed: BlobSource) -> S
         status = b.data.get("status") if b.error is None else None
         detail = error or f"HTTP {status} now"
         return SourceCheck(**base, outcome="gone", detail=detail, diff=diff)
-    if not item.replayed or (b.status == "failed" and a.status == "ok"):
+    if not item.replayed or b.status == "failed":
+        # Failing now (however the snapshot fared) says nothing about what is served.
         return SourceCheck(**base, outcome="failed-now", detail=error or "failed")
     detail = headline(diff)
     if item.attested_commit_gone is False:

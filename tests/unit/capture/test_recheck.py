@@ -218,3 +218,13 @@ def test_a_redirect_asked_again_a_second_later_is_the_same(
     assert same.outcome == "same"
     assert moved.outcome == "changed" and moved.diff is not None
     assert "location" in json.dumps(moved.diff.model_dump())
+
+
+def test_a_server_that_fails_now_is_failed_now_not_changed(
+    collect: Callable[..., Capture], tmp_path: Path
+) -> None:
+    with LocalServer(Fixtures(routes=[Route("/doc", body=b"x")])) as server:
+        original = collect({"name": "doc", "kind": "http", "url": f"{server.url}/doc"})
+        server.fixtures = Fixtures(routes=[Route("/doc", fail_times=-1)])
+        check = classify(recollect_one(original, _context(tmp_path)), NoBlobs(), NoBlobs())
+    assert check.outcome == "failed-now" and "503" in check.detail
