@@ -61,11 +61,21 @@ def _crash(name: str, c: Counts) -> tuple[str, list[str]]:
     phases = ", ".join(f"{v} {k}" for k, v in sorted(c.items()) if k.startswith("killed "))
     line = f"{c.get('trials consistent', 0)} of {c.get('trials', 0)} SIGKILLed snapshots consistent"
     line += f" ({phases})" if phases else ""
+    packing = ", ".join(
+        f"{v} {k.removeprefix('packing killed: ')}"
+        for k, v in sorted(c.items())
+        if k.startswith("packing killed: ")
+    )
+    line += f"; {c.get('packing kills consistent', 0)} batches SIGKILLed while packing consistent"
+    line += f" ({packing})" if packing else ""
     problems = []
     if c.get("trials consistent", 0) != c.get("trials", 0):
         problems.append("crash: a killed snapshot left an inconsistent store")
-    if c.get("trials", 0) < 50 and os.environ.get(LEVEL_ENV) == "full":
+    full = os.environ.get(LEVEL_ENV) == "full"
+    if c.get("trials", 0) < 50 and full:
         problems.append("crash: fewer than 50 trials")
+    if c.get("packing kills consistent", 0) < 50 and full:
+        problems.append("crash: fewer than 50 consistent kills while packing")
     return line, problems
 
 
