@@ -444,3 +444,16 @@ def test_a_witness_statement_verifies_on_its_own(run: Run) -> None:
     assert "verified: a signed witness about m1" in alone
     assert "a witness of 6 capture(s) of m1 from aws, us-east-1" in alone
     assert run.prov("verify", statement, "--key", "keys/gcp.pub").exit_code == 1
+
+
+def test_bad_input_says_what(run: Run) -> None:
+    missing = run.prov("recheck", "attestations/nope.intoto.jsonl")
+    assert missing.exit_code == 3 and "nope.intoto.jsonl" in missing.output  # missing input
+    assert run.prov("witness", ATTESTATION).exit_code == 2  # --key is required
+    assert run.prov("verify", ATTESTATION, "--key", "keys/publisher.pub",
+                    "--require-witnesses", "0").exit_code == 2  # fmt: skip
+    (run.root / "bad.toml").write_text('quorum = "x"\n[[witness]]\nname = "x"\n')
+    bad = run.prov(
+        "verify", ATTESTATION, "--key", "keys/publisher.pub", "--witness-policy", "bad.toml"
+    )
+    assert bad.exit_code == 2 and "bad.toml" in bad.output and "key" in bad.output
