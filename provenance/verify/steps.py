@@ -226,26 +226,26 @@ def _check_bundle(
 
     ``payload`` is what steps 4 and 5 will check; it must be the payload sigstore verified.
     """
-    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
     from provenance.attest import sigstore
 
     managed = None
     if identity is None:
-        ecdsa = [
-            k for k in keys if isinstance(getattr(k, "public", None), ec.EllipticCurvePublicKey)
-        ]
-        if len(ecdsa) != 1 or len(keys) != 1:
+        kinds = (ec.EllipticCurvePublicKey, rsa.RSAPublicKey, ed25519.Ed25519PublicKey)
+        usable = [k for k in keys if isinstance(getattr(k, "public", None), kinds)]
+        if len(usable) != 1 or len(keys) != 1:
             raise check.fail(
                 2,
                 "bundle",
                 UsageError(
                     "a Sigstore bundle is verified against an identity policy",
                     hint="pass --cert-identity and --cert-oidc-issuer (or --repository "
-                    "owner/name); a managed-key bundle takes exactly one ECDSA --key",
+                    "owner/name); a managed-key bundle takes exactly one --key "
+                    "(ECDSA, RSA or Ed25519)",
                 ),
             )
-        managed = ecdsa[0].public  # type: ignore[attr-defined]
+        managed = usable[0].public  # type: ignore[attr-defined]
     root = str(trusted_root) if trusted_root else "the production trust root shipped with sigstore"
     try:
         result = sigstore.verify_bundle(
