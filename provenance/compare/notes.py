@@ -129,7 +129,8 @@ def entries(store: Store, trust: TrustOptions | None = None) -> list[NoteEntry]:
     directory = _notes_dir(store)
     if not directory.is_dir():
         return []
-    policy = from_auditor(trust) if trust is not None and trust.asked else None
+    # --trust-pack alone trusts a pack's signers, never the store's notes: those stay unchecked.
+    policy = from_auditor(trust) if trust is not None and trust.given else None
     found = []
     for path in sorted(directory.glob("*.json")):
         try:
