@@ -68,9 +68,9 @@ ol.timeline>li{position:relative;margin:0 0 1rem;padding:.6rem .8rem;border:1px 
 border-radius:8px;background:var(--bg)}
 ol.timeline>li::before{content:"";position:absolute;left:-1.55rem;top:1rem;width:.8rem;
 height:.8rem;border-radius:50%;background:var(--line);border:2px solid var(--bg)}
-ol.timeline>li.milestone.ok::before{background:var(--ok)}
-ol.timeline>li.milestone.bad{border-color:var(--bad);background:var(--badbg)}
-ol.timeline>li.milestone.bad::before{background:var(--bad)}
+ol.timeline>li.milestone.verified::before{background:var(--ok)}
+ol.timeline>li.milestone.failed{border-color:var(--bad);background:var(--badbg)}
+ol.timeline>li.milestone.failed::before{background:var(--bad)}
 ol.timeline>li.interval{background:var(--panel);border-style:dashed}
 ol.timeline>li.interval::before{background:var(--accent)}
 ul.verdicts{list-style:none;padding:0;margin:.3rem 0;display:grid;
@@ -270,9 +270,9 @@ def _note(note: NoteItem, depth: int) -> str:
 
 def _timeline_milestone(site: Site, milestone: Milestone) -> list[str]:
     v = milestone.verification
-    tone = "ok" if v.verified else "bad"
     out = [
-        f'<li class="milestone {tone}" id="{anchor("m", milestone.id)}"><article>',
+        f'<li class="milestone {"verified" if v.verified else "failed"}" '
+        f'id="{anchor("m", milestone.id)}"><article>',
         f'<h3><a href="{_href(milestone.page)}">{e(milestone.label)}</a> {_badge(milestone)}</h3>',
         f'<p class="meta">{_time(milestone.created)}'
         + (
@@ -281,7 +281,7 @@ def _timeline_milestone(site: Site, milestone: Milestone) -> list[str]:
             else ""
         )
         + "</p>",
-        f'<p class="{tone if not v.verified else ""}">{e(v.summary)}</p>',
+        f'<p class="{"" if v.verified else "bad"}">{e(v.summary)}</p>',
         _claims_line(milestone),
     ]
     if milestone.claims is not None:

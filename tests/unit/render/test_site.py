@@ -137,7 +137,7 @@ def test_a_tampered_blob_refuses_to_build_or_is_shown_failed(tmp_path: Path) -> 
     page = (out / "m" / "m2.html").read_text()
     assert 'class="badge bad">FAILED verification' in page and "badge ok" not in page
     index = (out / "index.html").read_text()
-    assert 'class="milestone bad" id="m-m2"' in index
+    assert 'class="milestone failed" id="m-m2"' in index
     site_checks.check_links(out)
     site_checks.check_downloads(out)
 
