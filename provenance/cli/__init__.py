@@ -39,6 +39,8 @@ class ProvGroup(click.Group):
         except KeyboardInterrupt:
             _display(ctx).stop()
             click.echo("\ninterrupted: nothing was half-written; run the command again", err=True)
+            if ctx.invoked_subcommand == "snapshot":
+                click.echo("  hint: `prov gc` frees what it had stored so far", err=True)
             ctx.exit(INTERRUPTED)
         finally:
             _display(ctx).stop()

@@ -62,6 +62,7 @@ def test_an_interrupt_ends_a_blocked_snapshot_at_once(hung: Path, how: str) -> N
     assert code == 130, terminal.text
     assert elapsed < GRACE, f"took {elapsed:.1f}s to stop"
     assert "interrupted: nothing was half-written" in terminal.text
+    assert "`prov gc` frees what it had stored" in terminal.text
     assert "Aborted!" not in terminal.text and "Traceback" not in terminal.text
     assert left_behind(hung) == []
 
