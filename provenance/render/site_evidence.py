@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,7 +25,7 @@ from provenance.compare import notes as change_notes
 from provenance.compare.evidence import BlobSource, Evidence, NoBlobs, StoreBlobs
 from provenance.compare.witness import entries as witness_entries
 from provenance.digest import Digest
-from provenance.errors import IntegrityError, ProvError, UsageError, VerificationError
+from provenance.errors import IntegrityError, ProvError, StoreError, UsageError, VerificationError
 from provenance.model import Snapshot
 from provenance.store.objects import Store
 from provenance.store.pack import OpenedPack, PackInput, PackPolicy, is_pack, open_pack, write_pack
@@ -153,15 +154,26 @@ def place(build: Build, source: Path | bytes, name: str) -> Path:
     """Copy a file into files/ under ``name``; two different files may not share a name."""
     name = SAFE.sub("_", name).lstrip("._-") or "file"
     target = build.files / name
-    data = source if isinstance(source, bytes) else source.read_bytes()
     if target.exists():
-        if target.read_bytes() == data:
+        # Streamed, never read whole: a pack can be gigabytes.
+        same = (
+            hashlib.sha256(source).hexdigest() == sha256_of(target)
+            if isinstance(source, bytes)
+            else sha256_of(source) == sha256_of(target)
+        )
+        if same:
             return target
         raise UsageError(
             f"two different files would both be published as {name}",
             hint="keep one attestation per label in the folders you build from",
         )
-    target.write_bytes(data)
+    try:
+        if isinstance(source, bytes):
+            target.write_bytes(source)
+        else:
+            shutil.copyfile(source, target)
+    except OSError as e:
+        raise StoreError(f"cannot copy {name} into the site", cause=str(e)) from e
     return target
 
 

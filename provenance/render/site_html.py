@@ -415,7 +415,8 @@ def _verify_box(site: Site, milestones: Sequence[Milestone], depth: int = 0) -> 
         "<p>Install prov (<code>pip install prov</code>), save the files above into one folder, "
         "check their hashes, then verify each attestation or pack with the same trust this "
         "site was built with:</p>",
-        '<pre class="cmd"><code>sha256sum -c SHA256SUMS</code></pre>',
+        '<pre class="cmd"><code>sha256sum -c SHA256SUMS    # macOS: shasum -a 256 -c SHA256SUMS'
+        "</code></pre>",
     ]
     for m in milestones:
         out.append(f"<p>{e(m.label)}:</p>")
