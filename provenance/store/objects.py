@@ -64,6 +64,8 @@ SMALL_OBJECT = 8 << 20
 streamed into loose files."""
 FILE_CHUNK = 4 << 20
 """Reads of large files: big enough for blake3's threads to share, small for constant memory."""
+COMBINE_AFTER = 8
+"""More packs than this: lookups go through one combined set of every pack's digests."""
 WRITEBACK = 64 << 20
 """Start writing a large object to disk every this many bytes, so the final fsync waits less."""
 _LOCKS: dict[str, list[int]] = {}  # store root -> [lock file descriptor, Store objects using it]
@@ -282,6 +284,7 @@ class Store:
         self._scanned = False
         self._scan_lock = threading.Lock()
         self._lock_key: str | None = None
+        self._combined: tuple[int, set[bytes]] | None = None  # (indexes, every packed digest)
 
     # -- set-up ----------------------------------------------------------------------------
 
@@ -429,6 +432,7 @@ class Store:
                 index.close()
             self._indexes.clear()
             self._scanned = False
+            self._combined = None
 
     def _find(self, raw: bytes, *, refresh: bool = True) -> tuple[PackIndex, int] | None:
         for index in self.indexes():
@@ -459,8 +463,20 @@ class Store:
         return os.path.isfile(f"{self._objects_prefix}{hexdigest[:2]}{os.sep}{hexdigest[2:]}")
 
     def packed_hex(self, raw: bytes) -> bool:
-        """Whether a pack known to this store object holds the object (``raw``: its digest)."""
-        return any(raw in index for index in self.indexes())
+        """Whether a pack known to this store object holds the object (``raw``: its digest).
+
+        With many packs (a store snapshotted often between two ``gc``), one combined set of
+        every pack's digests answers, built once, instead of a search per pack."""
+        indexes = self.indexes()
+        if len(indexes) <= COMBINE_AFTER:
+            return any(raw in index for index in indexes)
+        combined = self._combined
+        if combined is None or combined[0] != len(indexes):
+            digests: set[bytes] = set()
+            for index in indexes:
+                digests.update(index.digest_set())
+            combined = self._combined = (len(indexes), digests)
+        return raw in combined[1]
 
     def locate(self, digest: Digest) -> Location:
         """Where an object's bytes are, or IntegrityError when it is not in the store."""

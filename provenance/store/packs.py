@@ -163,9 +163,15 @@ class PackIndex:
             self._lookups += 1
             if self._lookups <= self.SET_AFTER:
                 return self.find(raw) is not None
+            self._set = self.digest_set()
+        return raw in self._set
+
+    def digest_set(self) -> set[bytes]:
+        """Every digest of the index, as a set (about 100 bytes of memory per object)."""
+        if self._set is None:
             column = self._map[_DIGESTS : _DIGESTS + 32 * self.count]
             self._set = {column[i : i + 32] for i in range(0, len(column), 32)}
-        return raw in self._set
+        return self._set
 
     def entry(self, position: int) -> tuple[int, int]:
         """(offset, length) of the entry at ``position``."""

@@ -316,3 +316,22 @@ def test_gc_keeps_what_a_witness_statement_refers_to(tmp_path: Path) -> None:
     (store.root / "witnesses" / "y.json").write_text('{"attestation": "blake3:' + "0" * 64 + '"}')
     with pytest.raises(IntegrityError, match="nothing can be collected"):
         reachable(Store(store.root))
+
+
+def test_many_packs_are_looked_up_through_one_combined_set(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store").init()
+    batches = [_contents(100 + n, 30) for n in range(12)]
+    for contents in batches:
+        with store.batch() as batch:
+            for data in contents:
+                batch.put_bytes(data)
+    fresh = Store(store.root)
+    assert len(fresh.indexes()) == 12
+    for contents in batches:
+        for data in contents:
+            assert fresh.has_hex(blake3.blake3(data).hexdigest())
+    assert fresh._combined is not None and fresh._combined[0] == 12
+    assert not fresh.has_hex(blake3.blake3(b"absent").hexdigest())
+    with fresh.batch() as batch:  # a 13th pack: the combined set follows
+        written = batch.put_bytes(b"the thirteenth")
+    assert fresh.has_hex(written.digest.hex) and fresh._combined[0] == 13
