@@ -182,6 +182,8 @@ class ManifestWriter:
         size = int(entry.get("size", 0))
         self.count += 1
         self.bytes += size
+        if not self._max_prefixes:  # no per-folder totals wanted (a git capture's files)
+            return
         prefix = top_prefix(key)
         if not prefix:  # objects at the top interleave with folders: one running total
             self._top.count += 1
