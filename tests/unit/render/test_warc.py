@@ -130,3 +130,25 @@ def test_export_needs_a_store(project: Path, prov: Callable[..., Result]) -> Non
     result = prov("export-warc", "nothing", "-o", "x.warc")
     assert result.exit_code == 2
     assert "no prov store" in result.stderr
+
+
+def test_a_tampered_body_is_never_exported(
+    project: Path, prov: Callable[..., Result], snapshot: str
+) -> None:
+    """The archive carries only bytes the snapshot signed: every body is re-hashed first."""
+    import os
+
+    from provenance.digest import Digest
+    from provenance.store.objects import Store
+
+    shown = json.loads(prov("show", snapshot, "--format", "json").stdout)
+    capture = next(c for c in shown["snapshot"]["captures"] if c["source"] == "artifact")
+    body = next(b for b in capture["blobs"] if b["name"] == "body")
+    path = Store(project / ".prov").object_path(Digest.parse(body["digest"]))
+    original = path.read_bytes()
+    os.chmod(path, 0o644)
+    path.write_bytes(original.replace(b"<", b">", 1))
+    result = prov("export-warc", snapshot, "-o", "tampered.warc")
+    assert result.exit_code != 0 and "corrupt" in result.output
+    assert not (project / "tampered.warc").exists()
+    assert "signatures were not checked" in result.stderr
