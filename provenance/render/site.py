@@ -151,9 +151,7 @@ def _assemble(
     items = merge(build.items)
     recheck_items = [i for i in items if i.snapshot is not None and i.snapshot.recheck is not None]
     items = [i for i in items if i not in recheck_items]
-    items.sort(
-        key=lambda i: (i.snapshot is None, i.snapshot.created if i.snapshot else "", i.staged.name)
-    )
+    items.sort(key=lambda i: (_signed_time(i) is None, _signed_time(i) or "", i.staged.name))
     if packs and store is not None:
         for item in items:
             if item.snapshot is not None and item.pack is None and item.blobs is not None:
@@ -205,6 +203,16 @@ def _assemble(
     return site
 
 
+def _signed_time(item: Item) -> str | None:
+    """When the snapshot says it was made, once a trusted key's signature over it verified.
+
+    A milestone that failed at a later step (its subject, a capture digest, a blob) still has a
+    signed time, so it stands in its place on the timeline; one whose signature failed does not.
+    """
+    report = item.report
+    return report.snapshot.created if report is not None and report.snapshot is not None else None
+
+
 def _milestone(
     build: Build,
     item: Item,
@@ -239,7 +247,7 @@ def _milestone(
         id=ident,
         label=snapshot.label if snapshot is not None else ident,
         snapshot_sha256=snapshot.sha256().hex if snapshot is not None else None,
-        created=snapshot.created if snapshot is not None else None,
+        created=_signed_time(item),
         kind=kind if kind in ("dsse", "sigstore") else None,
         origin=item.origin,
         page=f"m/{ident}.html",

@@ -449,3 +449,24 @@ def test_hostile_strings_stay_text(milestones: marin.Marin, tmp_path: Path) -> N
     document = json.loads((out / "site.json").read_text())
     (claim,) = document["milestones"][0]["claims"]["results"]
     assert claim["name"] == HOSTILE and claim["verdict"] == "holds"
+
+
+def test_a_failed_milestone_keeps_its_signed_place(tmp_path: Path) -> None:
+    """m1's signature holds but a blob was altered: shown failed, first, at its signed time."""
+    work = marin.build(tmp_path / "marin")
+    blob = next(b for c in work.s1.captures for b in c.blobs if c.source == "hero-run")
+    path = work.store.object_path(Digest.parse(blob.digest))
+    path.chmod(0o644)
+    path.write_bytes(path.read_bytes() + b"\n")
+    out = tmp_path / "site"
+    result = run(
+        "site", "-o", str(out), "--store", str(work.store.root), "--key", str(work.pub),
+        "--show-failed",
+    )  # fmt: skip
+    assert result.exit_code == 1
+    document = json.loads((out / "site.json").read_text())
+    shown = [
+        (m["label"], m["verification"]["verified"], m["created"]) for m in document["milestones"]
+    ]
+    assert shown == [("m1", False, work.s1.created), ("m2", True, work.s2.created)]
+    assert document["intervals"] == []  # nothing is compared with a failed milestone
