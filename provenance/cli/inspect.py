@@ -41,7 +41,7 @@ def show(snapshot: str, store: Path | None, output_format: str, trust: TrustOpti
     from provenance.store.objects import Store
     from provenance.verify.resolve import foreign_statement, load
 
-    foreign = foreign_statement(snapshot)
+    foreign = foreign_statement(snapshot, trust)
     if foreign is not None:
         _show_foreign(foreign, text_or_json(output_format))
         return
@@ -125,6 +125,7 @@ def _show_foreign(foreign: Foreign, fmt: Literal[Format.TEXT, Format.JSON]) -> N
             "predicateType": foreign.predicate_type,
             "subject": foreign.subjects,
             "signatures": foreign.signatures,
+            "verified_signers": list(foreign.verified) if foreign.verified is not None else None,
         }
         click.echo(json.dumps(document, indent=2))
         return
@@ -138,7 +139,10 @@ def _show_foreign(foreign: Foreign, fmt: Literal[Format.TEXT, Format.JSON]) -> N
         named = "  ".join(f"{alg}:{value}" for alg, value in sorted(digests.items()))
         name = subject.get("name") or subject.get("uri") or "?"
         click.echo(text(f"  subject {name}  {named or 'no digest'}"))
-    click.echo(f"  {foreign.signatures} signature(s), not checked here (run `prov verify`)")
+    if foreign.verified is None:
+        click.echo(f"  {foreign.signatures} signature(s), not checked here (run `prov verify`)")
+    else:
+        click.echo(text(f"  signature verified: {', '.join(foreign.verified)}"))
 
 
 def _summary(value: Any) -> str:

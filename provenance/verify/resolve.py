@@ -34,6 +34,8 @@ class Foreign:
     predicate_type: str
     subjects: list[dict[str, Any]]
     signatures: int
+    verified: tuple[str, ...] | None = None
+    """The signers that verified under the auditor's policy; None: signatures not checked."""
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,12 @@ def load_attestation(path: Path, store: Store | None = None) -> Loaded:
     return Loaded(snapshot, str(path), count, store)
 
 
-def foreign_statement(reference: str) -> Foreign | None:
-    """The statement in an attestation file when it is an in-toto statement but not prov's."""
+def foreign_statement(reference: str, trust: TrustOptions | None = None) -> Foreign | None:
+    """The statement in an attestation file when it is an in-toto statement but not prov's.
+
+    With the auditor's trust options its signature is verified first, as ``prov verify``
+    would: every step before the statement's must pass (the statement step then refuses it).
+    """
     from provenance.store.pack import is_pack
 
     path = Path(reference)
@@ -83,7 +89,20 @@ def foreign_statement(reference: str) -> Foreign | None:
         return None  # not a readable statement: `load` reports why
     if parsed.predicate_type == PREDICATE_TYPE:
         return None
-    return Foreign(str(path), parsed.predicate_type, parsed.subjects, count)
+    foreign = Foreign(str(path), parsed.predicate_type, parsed.subjects, count)
+    policy = _policy(trust)
+    if policy is None:
+        return foreign
+    try:
+        run(path, policy)
+    except VerificationError as e:
+        report = e.report
+        steps = getattr(report, "steps", [])
+        failed = [step for step in steps if step.status == "failed"]
+        if not failed or failed[0].name != "statement":
+            raise  # the envelope, the signature or the timestamp did not hold
+        return replace(foreign, verified=tuple(getattr(report, "signers", ())))
+    return foreign
 
 
 def _read_statement(path: Path) -> tuple[statements.ParsedStatement, int]:

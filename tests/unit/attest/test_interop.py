@@ -116,3 +116,16 @@ def test_prov_show_reads_a_foreign_statement(prov: Callable[..., Result]) -> Non
     shown = json.loads(prov("show", "--format", "json", str(GITHUB_DEMO)).stdout)
     assert shown["predicateType"] == "https://slsa.dev/provenance/v1"
     assert shown["subject"][0]["digest"]["sha256"].startswith("ae57936d")
+
+
+def test_prov_show_verifies_a_foreign_statements_signature_when_asked(
+    prov: Callable[..., Result],
+) -> None:
+    trust = ["--trusted-root", str(CORPUS / "trusted-roots" / "github.trusted_root.json")]
+    issuer = ["--cert-oidc-issuer", "https://token.actions.githubusercontent.com"]
+    shown = prov("show", str(GITHUB_DEMO), *trust, "--cert-identity", DEMO_IDENTITY, *issuer)
+    assert shown.exit_code == 0, shown.output
+    assert f"signature verified: identity {DEMO_IDENTITY}" in shown.stdout
+    other = DEMO_IDENTITY.replace("build-python", "deploy")
+    refused = prov("show", str(GITHUB_DEMO), *trust, "--cert-identity", other, *issuer)
+    assert refused.exit_code == 1 and "step 2 (bundle) failed" in refused.stderr
