@@ -69,6 +69,7 @@ def audit(
         target = _pack_attestation(opened, named)
         result = _run(target, pack, policy, opened.store, expect_label, then)
         _check_manifest(opened, result)
+        _name_members(result, f"{opened.root}/", f"{opened.source.name}:")
     finally:
         opened.close()
     result.report.path = f"{pack} ({result.report.path.rsplit('/', 1)[-1]})"
@@ -128,6 +129,21 @@ def _run(
             raise
         return Audit(e.report, e, policy.trusted, notes)
     return Audit(report, None, policy.trusted, notes)
+
+
+def _name_members(result: Audit, temporary: str, shown: str) -> None:
+    """Members named inside the pack (``m1.evidence.tar:attestation/...``), not by the
+    temporary folder they were extracted to, which is gone once the pack is closed."""
+    for step in result.report.steps:
+        step.detail = step.detail.replace(temporary, shown)
+    error = result.error
+    if error is not None and temporary in error.message:
+        result.error = type(error)(
+            error.message.replace(temporary, shown),
+            cause=error.cause,
+            hint=error.hint,
+            report=result.report,
+        )
 
 
 def _pack_attestation(opened: OpenedPack, named: Path | None) -> Path:
