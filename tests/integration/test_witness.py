@@ -457,3 +457,42 @@ def test_bad_input_says_what(run: Run) -> None:
         "verify", ATTESTATION, "--key", "keys/publisher.pub", "--witness-policy", "bad.toml"
     )
     assert bad.exit_code == 2 and "bad.toml" in bad.output and "key" in bad.output
+
+
+def test_a_keyless_snapshot_counts_its_identity_and_its_witnesses(
+    project: Path, make_repo: Callable[[str], GitRepo], prov: Callable[..., Result], tmp_path: Path
+) -> None:
+    """The publisher is a Sigstore identity (a local instance), the witness a key."""
+    from provenance import config as configuration
+    from provenance._testing.sigstore import LocalSigstore
+    from provenance.attest import sigstore
+    from provenance.capture.snapshot import take
+    from provenance.store.objects import Store
+
+    identity = "https://github.com/example/project/.github/workflows/release.yml@refs/tags/v1.0"
+    issuer = "https://token.actions.githubusercontent.com"
+    instance = LocalSigstore(signer_identity=identity, issuer=issuer)
+    repo = make_repo("code")
+    repo.write("train.py", "steps = 390251\n")
+    repo.commit("launcher")
+    (project / "prov.toml").write_text(
+        f'[[sources]]\nname = "launcher"\nkind = "git"\nrepo = "{repo.path}"\nref = "HEAD"\n'
+    )
+    config = configuration.load(project / "prov.toml")
+    bundle = take(
+        config, Store(project / ".prov"), sigstore.SigstoreAttester(instance), label="v1.0"
+    ).attestation
+    root = instance.write_trusted_root(tmp_path / "trusted_root.json")
+    assert prov("keygen", "w").exit_code == 0
+    witnessed = prov("witness", str(bundle), "--key", "keys/w.key", "--operator", "w")
+    assert witnessed.exit_code == 0, witnessed.output
+    result = prov(
+        "verify", str(bundle), "--cert-identity", identity, "--cert-oidc-issuer", issuer,
+        "--trusted-root", str(root), "--key", "keys/w.pub", "--require-witnesses", "1",
+        "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    [capture] = json.loads(result.stdout)["observers"]["captures"]
+    roles = {o["role"]: o["keyid"] for o in capture["observers"]}
+    assert identity in roles["publisher"] and capture["witnesses"] == 1
+    assert "time-anchored" in capture["levels"]  # the transparency log's integrated time
