@@ -365,3 +365,27 @@ def test_a_header_named_like_a_credential_is_masked_too(
     assert capture.request["headers"] == [["X-Api-Token", "[REDACTED]"]]
     assert "plain-text-token-42" not in capture.model_dump_json()
     assert marin_server.requests_to("/echo")[-1].header("x-api-token") == "plain-text-token-42"
+
+
+def test_credentials_never_follow_a_redirect_down_to_plain_http(
+    collect: Collect, marin_server: LocalServer, marin_tls_server: LocalServer
+) -> None:
+    """Same host, another scheme: https to http is another origin, so no credential goes on."""
+    from provenance._testing.fixtures import Route
+
+    target = marin_server.url + "/echo"  # plain http on the same 127.0.0.1
+    marin_server.fixtures.routes.append(Route("/downgrade", status=302, redirect=target))
+    capture = collect(
+        http(
+            "downgrade",
+            marin_tls_server.url + "/downgrade",
+            ca_bundle=str(marin_tls_server.ca_file),
+            headers={"PRIVATE-TOKEN": "glpat-downgrade-0123456789", "Accept": "*/*"},
+        )
+    )
+    assert capture.status == "ok", capture.error
+    sent = marin_server.requests_to("/echo")
+    assert len(sent) == 1 and sent[0].header("accept") == "*/*"
+    assert sent[0].header("private-token") is None
+    first = marin_tls_server.requests_to("/downgrade")
+    assert first and first[0].header("private-token") == "glpat-downgrade-0123456789"
