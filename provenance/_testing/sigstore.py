@@ -32,7 +32,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.types import CertificatePublicKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
 
+from provenance._testing import schemes
 from provenance._testing.certs import SIGNING_ONLY, ca_certificate
+from provenance._testing.schemes import PrivateKey
+from provenance.attest.dsse import pae
+from provenance.attest.statement import PAYLOAD_TYPE
 
 if TYPE_CHECKING:
     from provenance._testing.tsa import LocalTSA
@@ -79,6 +83,19 @@ def _b64(data: bytes) -> str:
 
 def _rfc3339(when: datetime.datetime) -> str:
     return when.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _pae(statement: bytes) -> bytes:
+    return pae(PAYLOAD_TYPE, statement)
+
+
+def _envelope(statement: bytes, signature: bytes) -> dict[str, Any]:
+    """The DSSE envelope of an in-toto statement and its one signature."""
+    return {
+        "payload": _b64(statement),
+        "payloadType": PAYLOAD_TYPE,
+        "signatures": [{"sig": _b64(signature)}],
+    }
 
 
 def _merkle_root(leaves: list[bytes]) -> bytes:
@@ -242,7 +259,7 @@ class LocalSigstore:
     # -- the transparency log ----------------------------------------------------------------
 
     def log_dsse(
-        self, envelope: dict[str, Any], certificate: x509.Certificate | ec.EllipticCurvePublicKey
+        self, envelope: dict[str, Any], certificate: x509.Certificate | CertificatePublicKeyTypes
     ) -> dict[str, Any]:
         """Add a dsse/0.0.1 entry; return the bundle's tlogEntries item for it.
 
@@ -339,32 +356,26 @@ class LocalSigstore:
         return data
 
     def _sign_by_scheme(self, statement: bytes) -> tuple[x509.Certificate, dict[str, Any]]:
-        from provenance._testing import schemes
-        from provenance.attest.dsse import pae
-        from provenance.attest.statement import PAYLOAD_TYPE
-
         key = schemes.ephemeral(self.scheme)
         certificate = self.issue(key.public_key())
-        signature = schemes.sign(key, self.scheme, pae(PAYLOAD_TYPE, statement))
-        envelope = {
-            "payload": _b64(statement),
-            "payloadType": PAYLOAD_TYPE,
-            "signatures": [{"sig": _b64(signature)}],
-        }
-        return certificate, envelope
+        return certificate, _envelope(statement, schemes.sign(key, self.scheme, _pae(statement)))
 
     def identity(self) -> str:
         return self.last_identity
 
     def sign_dsse_with_key(
-        self, statement: bytes, key: ec.EllipticCurvePrivateKey, hint: str = ""
+        self, statement: bytes, key: PrivateKey, hint: str = "", scheme: str = ""
     ) -> bytes:
         """A managed-key bundle: no certificate; the key's public half is what the log holds
-        (``verificationMaterial.publicKey``; verify with that public key)."""
+        (``verificationMaterial.publicKey``; verify with that public key). ``scheme`` names
+        the signing scheme of a key that is not ECDSA P-256 (``_testing.schemes``)."""
         from sigstore import dsse
         from sigstore_models.bundle.v1 import Bundle as RawBundle
 
-        envelope = json.loads(dsse._sign(key, dsse.Statement(statement)).to_json())
+        if scheme in ("", "ecdsa-p256") and isinstance(key, ec.EllipticCurvePrivateKey):
+            envelope = json.loads(dsse._sign(key, dsse.Statement(statement)).to_json())
+        else:
+            envelope = _envelope(statement, schemes.sign(key, scheme, _pae(statement)))
         bundle = {
             "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
             "verificationMaterial": {

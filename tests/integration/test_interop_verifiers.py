@@ -190,3 +190,21 @@ def test_every_registry_scheme_verifies_and_a_tampered_copy_does_not(
     if scheme in SIGSTORE_JS_SCHEMES:
         ok, output = verifiers.run_sigstore_js(bundle, root, identity=IDENTITY, issuer=ISSUER)
         assert ok, output
+
+
+@pytest.mark.parametrize("scheme", schemes.SCHEMES)
+def test_a_managed_key_of_every_scheme_verifies(scheme: str, tmp_path: Path) -> None:
+    """A bundle signed with a managed key (no certificate) of ``scheme``: it verifies with that
+    public key, and not with another key of the same scheme."""
+    from provenance.attest import statement as statements
+
+    instance = LocalSigstore()
+    key, other = schemes.ephemeral(scheme), schemes.ephemeral(scheme)
+    subject = {"name": "artifact.bin", "digest": {"sha256": "cd" * 32}}
+    statement = statements.wrap([subject], "https://example/p", {})
+    data = instance.sign_dsse_with_key(statement, key, hint="k1", scheme=scheme)
+    root = instance.write_trusted_root(tmp_path / "trusted_root.json")
+    verified = sigstore.verify_bundle(data, key=key.public_key(), trusted_root=root)
+    assert verified.payload == statement and verified.times
+    with pytest.raises(VerificationError, match=r"DSSE: invalid signature|do not match"):
+        sigstore.verify_bundle(data, key=other.public_key(), trusted_root=root)
