@@ -19,7 +19,6 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from provenance import __version__
 from provenance.compare import claims as claims_module
@@ -28,18 +27,6 @@ from provenance.compare.evidence import Evidence
 from provenance.errors import UsageError, VerificationError
 from provenance.model import utc_now
 from provenance.render import site_html
-from provenance.render.site_model import (
-    CaptureItem,
-    Interval,
-    Milestone,
-    NoteItem,
-    Site,
-)
-from provenance.store.objects import Store
-from provenance.verify.policy import TrustOptions
-
-if TYPE_CHECKING:
-    pass
 from provenance.render.site_content import (
     check_claims,
     check_witnesses,
@@ -66,6 +53,15 @@ from provenance.render.site_evidence import (
     verify_item,
     write_evidence_pack,
 )
+from provenance.render.site_model import (
+    CaptureItem,
+    Interval,
+    Milestone,
+    NoteItem,
+    Site,
+)
+from provenance.store.objects import Store
+from provenance.verify.policy import TrustOptions
 
 __all__ = ["Built", "SiteTrust", "build_site"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from provenance.compare import claims as claims_module
 from provenance.compare import notes as change_notes
@@ -21,6 +21,15 @@ from provenance.digest import Digest
 from provenance.errors import UsageError, VerificationError
 from provenance.model import Capture, Snapshot
 from provenance.render.sections import claim_numbers, value
+from provenance.render.site_evidence import (
+    WITNESS,
+    Build,
+    Item,
+    key_name,
+    note_problem,
+    place,
+    sha256_of,
+)
 from provenance.render.site_model import (
     CaptureItem,
     ClaimItem,
@@ -41,18 +50,6 @@ from provenance.render.site_model import (
 from provenance.store.objects import Store
 from provenance.verify.observers import check_witness
 from provenance.verify.steps import Report
-
-if TYPE_CHECKING:
-    pass
-from provenance.render.site_evidence import (
-    WITNESS,
-    Build,
-    Item,
-    key_name,
-    note_problem,
-    place,
-    sha256_of,
-)
 
 __all__ = [
     "check_claims",
