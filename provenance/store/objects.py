@@ -515,6 +515,19 @@ class Store:
         index, position = found
         try:
             data = index.read(position)
+        except FileNotFoundError as e:
+            # `prov gc` replaced the pack since we looked (it repacks before it removes): look
+            # again, once.
+            self.forget_indexes()
+            again = self._find(bytes.fromhex(digest.hex))
+            if again is None:
+                if self.object_path(digest).exists():
+                    return None  # now a loose file
+                raise self._unreadable(digest, e) from e
+            try:
+                data = again[0].read(again[1])
+            except OSError as e2:
+                raise self._unreadable(digest, e2) from e2
         except OSError as e:
             raise self._unreadable(digest, e) from e
         _check(digest, data)
@@ -835,7 +848,11 @@ class Batch:
                 self._pack.add(raw, data)
                 if self._pack.size >= PACK_LIMIT:
                     pack, self._pack = self._pack, None
-                    store.register(pack.publish())
+                    try:
+                        store.register(pack.publish())
+                    except BaseException:
+                        pack.abort()
+                        raise
             except OSError as e:
                 raise os_error("write to the store at", store.root, e) from e
 

@@ -335,3 +335,16 @@ def test_many_packs_are_looked_up_through_one_combined_set(tmp_path: Path) -> No
     with fresh.batch() as batch:  # a 13th pack: the combined set follows
         written = batch.put_bytes(b"the thirteenth")
     assert fresh.has_hex(written.digest.hex) and fresh._combined[0] == 13
+
+
+def test_a_reader_that_looked_before_gc_repacked_finds_the_object_again(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store").init()
+    for seed in (20, 21):
+        with store.batch() as batch:
+            written = [batch.put_bytes(data) for data in _contents(seed, 10)]
+    reader = Store(store.root)
+    assert reader.has(written[0].digest)  # its indexes are mapped now
+    with store.exclusive():
+        collect(Store(store.root), {name for name, _ in Store(store.root).digests()})
+    assert len(Store(store.root).indexes()) == 1
+    assert reader.read(written[0].digest) == _contents(21, 10)[0]
