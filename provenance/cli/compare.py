@@ -68,6 +68,28 @@ def _store(explicit: Path | None) -> Store | None:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Where the signed diff goes [default: diff-A-B.intoto.jsonl].",
 )
+@click.option("--stat", is_flag=True, help="Only the summary: what changed, source by source.")
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="NAME",
+    help="Only these sources (a shell pattern; repeatable).",
+)
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    metavar="GLOB",
+    help="Only these files or change paths, e.g. '*.py', 'config.trainer.*' (repeatable).",
+)
+@click.option(
+    "--max-lines",
+    type=click.IntRange(min=0),
+    default=1000,
+    show_default=True,
+    help="Detail lines shown before 'N more' (0: all); the JSON always has everything.",
+)
 @click.pass_context
 def diff(
     ctx: click.Context,
@@ -79,6 +101,10 @@ def diff(
     trust: TrustOptions,
     sign_paths: tuple[Path, ...],
     output: Path | None,
+    stat: bool,
+    sources: tuple[str, ...],
+    paths: tuple[str, ...],
+    max_lines: int,
 ) -> None:
     """Show what changed between two snapshots. Exit 0 when equal, 1 when they differ.
 
@@ -86,10 +112,11 @@ def diff(
     store. File contents (unified diffs, JSON / YAML / TOML documents) are compared
     when their blobs are in the store. Volatile fields (timestamps, heartbeats, step
     counters, request ids) are listed apart and do not count as differences. With
-    --key / --cert-identity (as for verify) both sides are verified first.
+    --key / --cert-identity (as for verify) both sides are verified first. The
+    summary comes first; --source and --path narrow the diff (and its exit code).
     """
     from provenance.compare import notes
-    from provenance.compare.diff import compare
+    from provenance.compare.diff import compare, select
     from provenance.compare.evidence import open_evidence
     from provenance.errors import UsageError
     from provenance.render import report as render
@@ -104,11 +131,13 @@ def diff(
     result = compare(left, right, spanned)
     if sign_paths:
         _sign_diff(result, sign_paths, output)
+    shown = select(result, sources, paths)
     fmt = render.Format(output_format)
     use = _use_colour(colour)
+    page = render.render_diff(shown, fmt, colour=use, stat=stat, max_lines=max_lines or None)
     # click strips ANSI codes off a non-terminal unless told the colour was asked for
-    click.echo(render.render_diff(result, fmt, colour=use), nl=False, color=use)
-    ctx.exit(0 if result.equal else 1)
+    click.echo(page, nl=False, color=use)
+    ctx.exit(0 if shown.equal else 1)
 
 
 def _sign_diff(result: Diff, key_paths: tuple[Path, ...], output: Path | None) -> None:

@@ -69,6 +69,7 @@ def show(snapshot: str, store: Path | None, output_format: str, trust: TrustOpti
 def _show_text(loaded: Loaded) -> None:
     from provenance.model import Establishes
     from provenance.render.escape import text
+    from provenance.render.sections import list_items
 
     snap = loaded.snapshot
     click.echo(f"snapshot {snap.label}  sha256:{snap.sha256().hex}")
@@ -90,6 +91,9 @@ def _show_text(loaded: Loaded) -> None:
             click.echo(text(f"  error: {capture.error.type}: {capture.error.message}"))
         for key, value in capture.data.items():
             click.echo(text(f"  {key}: {_manifest_line(value) or _summary(value)}"))
+            if isinstance(value, list) and value:
+                for item in list_items(value):
+                    click.echo(f"      {item}")
         if capture.blobs:
             total = sum(b.size for b in capture.blobs)
             click.echo(f"  blobs: {len(capture.blobs)} ({total:,} bytes) in the store")
@@ -147,12 +151,7 @@ def _show_foreign(foreign: Foreign, fmt: Literal[Format.TEXT, Format.JSON]) -> N
 
 def _summary(value: Any) -> str:
     if isinstance(value, list):
-        # A few names are the point (which paths are missing); a long list is only counted.
-        if len(value) <= 8 and all(isinstance(v, str) for v in value):
-            shown = ", ".join(value)
-            if len(shown) <= 200:
-                return f"[{shown}]"
-        return f"[{len(value)} item(s)]"
+        return f"{len(value):,} item(s):" if value else "[] (none)"
     if isinstance(value, dict):
         return f"{{{len(value)} field(s)}}"
     if isinstance(value, bool) or value is None:

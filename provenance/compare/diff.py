@@ -10,6 +10,7 @@ The result is a ``diffmodel.Diff``. This module is the entry point and names the
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -81,6 +82,7 @@ __all__ = [
     "merge_entries",
     "merge_manifests",
     "movers",
+    "select",
     "statement",
     "volatile_for",
 ]
@@ -140,11 +142,7 @@ def compare(a: Evidence, b: Evidence, notes: Sequence[NoteRef] = ()) -> Diff:
         capture_a, capture_b = captures_a.get(source), captures_b.get(source)
         context = Context(a.blobs, b.blobs, volatile_for(capture_a, capture_b))
         results.append(compare_captures(capture_a, capture_b, context))
-    counts = Counts(
-        sources_changed=sum(1 for r in results if r.differs),
-        changes=sum(r.real_changes + (r.status in ("added", "removed")) for r in results),
-        volatile=sum(r.volatile_changes for r in results),
-    )
+    counts = _counts(results)
     return Diff(
         a=_ref(a),
         b=_ref(b),
@@ -152,6 +150,55 @@ def compare(a: Evidence, b: Evidence, notes: Sequence[NoteRef] = ()) -> Diff:
         counts=counts,
         captures=tuple(results),
         notes=tuple(notes),
+    )
+
+
+def _counts(results: Sequence[CaptureDiff]) -> Counts:
+    return Counts(
+        sources_changed=sum(1 for r in results if r.differs),
+        changes=sum(r.real_changes + (r.status in ("added", "removed")) for r in results),
+        volatile=sum(r.volatile_changes for r in results),
+    )
+
+
+def select(diff: Diff, sources: Sequence[str] = (), paths: Sequence[str] = ()) -> Diff:
+    """The part of a diff about some sources and some paths (``prov diff --source / --path``),
+    its counts and ``equal`` recomputed. Both are shell patterns: ``sources`` on the source name,
+    ``paths`` on a file's path (a changed file keeps its documents and constants) or a change's
+    readable path (``config.trainer.*``, ``phases[*]``)."""
+    captures = [
+        c
+        for c in diff.captures
+        if not sources or any(fnmatch.fnmatchcase(c.source, p) for p in sources)
+    ]
+    if paths:
+        captures = [_within(c, paths) for c in captures]
+    counts = _counts(captures)
+    return diff.model_copy(
+        update={"captures": tuple(captures), "counts": counts, "equal": counts.sources_changed == 0}
+    )
+
+
+def _within(capture: CaptureDiff, paths: Sequence[str]) -> CaptureDiff:
+    def matches(path: str) -> bool:
+        return any(fnmatch.fnmatchcase(path, p) for p in paths)
+
+    documents = []
+    for document in capture.documents:
+        where = document.name.partition(":")[2] if ":" in document.name else None
+        if where is not None:
+            if matches(where):
+                documents.append(document)
+            continue
+        changes = tuple(c for c in document.changes if matches(c.path))
+        if changes:
+            documents.append(document.model_copy(update={"changes": changes}))
+    files = tuple(f for f in capture.files if matches(f.path))
+    status = capture.status
+    if status == "changed" and not documents and not files:
+        status = "unchanged"
+    return capture.model_copy(
+        update={"documents": tuple(documents), "files": files, "status": status}
     )
 
 

@@ -14,18 +14,22 @@ from provenance.compare.diff import Diff
 from provenance.compare.timeline import LogItem
 from provenance.render.sections import (
     MARK,
+    MAX_LINES,
     VERDICT,
+    Budget,
     Row,
     claim_cells,
     claims_summary,
     diff_line_tone,
     events,
+    hidden_line,
     log_change_line,
     log_head,
     note_line,
     one_line,
     section,
     summary,
+    summary_lines,
 )
 
 CSS = """
@@ -74,19 +78,22 @@ def html_row(row: Row) -> str:
     e = html.escape
     children = ""
     if row.children:
-        children = "<ul>" + "".join(f"<li>{e(c.strip())}</li>" for c in row.children) + "</ul>"
+        # one member a line: a long list stays readable in the page source too
+        children = "<ul>\n" + "\n".join(f"<li>{e(c.strip())}</li>" for c in row.children) + "</ul>"
     return (
         f'<li class="{row.tone}"><code>{e(MARK[row.tone])} {e(row.path)}</code>: '
         f"{e(row.detail)}{children}</li>"
     )
 
 
-def diff_page(diff: Diff) -> str:
+def diff_page(diff: Diff, *, stat: bool = False, max_lines: int | None = MAX_LINES) -> str:
     title = f"prov diff: {diff.a.label} -> {diff.b.label}"
-    return page(title, [f"<h1>{html.escape(title)}</h1>", *diff_body(diff)])
+    body = diff_body(diff, stat=stat, max_lines=max_lines)
+    return page(title, [f"<h1>{html.escape(title)}</h1>", *body])
 
 
-def diff_body(diff: Diff) -> list[str]:
+def diff_body(diff: Diff, *, stat: bool = False, max_lines: int | None = MAX_LINES) -> list[str]:
+    """The summary first, then the detail within ``max_lines``; ``stat``: the summary alone."""
     e = html.escape
     body = [
         "<table><tr><th></th><th>label</th><th>sha256</th><th>created</th><th>from</th></tr>",
@@ -97,20 +104,23 @@ def diff_body(diff: Diff) -> list[str]:
             f"<td><code>{e(ref.sha256)}</code></td><td>{e(ref.created)}</td>"
             f"<td>{e(ref.origin)}</td></tr>"
         )
-    body += ["</table>", f'<p class="summary">{e(summary(diff))}</p>']
+    body += ["</table>", f'<p class="summary">{e(summary(diff))}</p>', '<ul class="stat">']
+    body.extend(f"<li>{e(line)}</li>" for line in summary_lines(diff))
+    body.append("</ul>")
+    if stat:
+        return body
+    budget = Budget(max_lines)
     for capture in diff.captures:
         if capture.status == "unchanged" and not capture.documents:
             continue
-        part = section(capture)
+        part = section(capture, budget)
         body.append(f'<h2>{e(part.title)} <span class="status">{e(part.status)}</span></h2>')
         for block in part.blocks:
             if block.heading:
                 body.append(f"<h3><code>{e(block.heading)}</code></h3>")
             body.append("<ul>" + "".join(html_row(row) for row in block.rows) + "</ul>")
             if block.hidden:
-                body.append(
-                    f'<p class="muted">… {block.hidden} more change(s) in the JSON output</p>'
-                )
+                body.append(f'<p class="muted">{e(hidden_line(block.hidden))}</p>')
         if part.files:
             body.append("<table><tr><th>file</th><th>change</th><th>size</th></tr>")
             for row in part.files:
@@ -119,6 +129,8 @@ def diff_body(diff: Diff) -> list[str]:
                     f"<td>{e(row.tone)}</td><td>{e(row.detail)}</td></tr>"
                 )
             body.append("</table>")
+        if part.files_hidden:
+            body.append(f'<p class="muted">{e(hidden_line(part.files_hidden))}</p>')
         for name, text in part.text_diffs:
             body.append(f"<h3><code>{e(name)}</code></h3><pre>")
             for line in text.splitlines():
@@ -138,9 +150,6 @@ def diff_body(diff: Diff) -> list[str]:
             if part.volatile_hidden:
                 body.append(f'<li class="muted">… and {part.volatile_hidden} more</li>')
             body.append("</ul></details>")
-    unchanged = [c.source for c in diff.captures if c.status == "unchanged" and not c.documents]
-    if unchanged:
-        body.append(f'<p class="muted">unchanged: {e(", ".join(unchanged))}</p>')
     if diff.notes:
         body.append("<h2>Notes in this span</h2><ul>")
         body.extend(f"<li>{e(note_line(note))}</li>" for note in diff.notes)

@@ -13,15 +13,20 @@ from provenance.compare.diff import Diff
 from provenance.compare.timeline import LogItem
 from provenance.render import escape
 from provenance.render.sections import (
+    MAX_LINES,
     VERDICT,
+    Budget,
     Row,
+    Section,
     claim_cells,
     claims_summary,
     events,
+    hidden_line,
     log_change_line,
     note_line,
     section,
     summary,
+    summary_lines,
 )
 
 
@@ -40,46 +45,54 @@ def md_row(row: Row) -> list[str]:
     return out
 
 
-def diff_markdown(diff: Diff) -> str:
+def diff_markdown(diff: Diff, *, stat: bool = False, max_lines: int | None = MAX_LINES) -> str:
+    """The summary first, then the detail within ``max_lines``; ``stat``: the summary alone."""
     lines = [f"## prov diff: {code(diff.a.label)} → {code(diff.b.label)}", ""]
     lines += ["| | label | sha256 | created |", "|---|---|---|---|"]
     for side, ref in (("A", diff.a), ("B", diff.b)):
         lines.append(f"| {side} | {code(ref.label)} | {code(ref.sha256[:12])} | {ref.created} |")
-    lines += ["", f"**{md(summary(diff))}**"]
+    lines += ["", f"**{md(summary(diff))}**", ""]
+    lines.extend(f"- {md(line)}" for line in summary_lines(diff))
+    if stat:
+        return "\n".join(lines) + "\n"
+    budget = Budget(max_lines)
     for capture in diff.captures:
         if capture.status == "unchanged" and not capture.documents:
             continue
-        part = section(capture)
-        lines += ["", f"### {md(part.title)}: {part.status}", ""]
-        for block in part.blocks:
-            if block.heading:
-                word, _, where = block.heading.rpartition(" ")
-                lines += ["", f"{word.capitalize()} {code(where)}:", ""]
-            for row in block.rows:
-                lines.extend(md_row(row))
-            if block.hidden:
-                lines.append(f"- … {block.hidden} more change(s) (see the JSON output)")
-        if part.files:
-            lines += ["", "| file | change | size |", "|---|---|---|"]
-            for row in part.files:
-                lines.append(f"| {code(row.path)} | {row.tone} | {md(row.detail)} |")
-        for name, text in part.text_diffs:
-            lines += ["", f"{code(name)}:", "", *escape.md_fence(text, "diff")]
-        for notice in part.notices:
-            lines += ["", f"> {md(notice)}"]
-        if part.volatile:
-            lines += ["", "<details><summary>volatile (not counted as differences)</summary>", ""]
-            lines.extend(f"- {code(row.path)}: {md(row.detail)}" for row in part.volatile)
-            if part.volatile_hidden:
-                lines.append(f"- … and {part.volatile_hidden} more")
-            lines += ["", "</details>"]
-    unchanged = [c.source for c in diff.captures if c.status == "unchanged" and not c.documents]
-    if unchanged:
-        lines += ["", f"Unchanged: {', '.join(code(s) for s in unchanged)}"]
+        lines += _section_markdown(section(capture, budget))
     if diff.notes:
         lines += ["", "### Notes in this span", ""]
         lines.extend(f"- {md(note_line(note))}" for note in diff.notes)
     return "\n".join(lines) + "\n"
+
+
+def _section_markdown(part: Section) -> list[str]:
+    lines = ["", f"### {md(part.title)}: {part.status}", ""]
+    for block in part.blocks:
+        if block.heading:
+            word, _, where = block.heading.rpartition(" ")
+            lines += ["", f"{word.capitalize()} {code(where)}:", ""]
+        for row in block.rows:
+            lines.extend(md_row(row))
+        if block.hidden:
+            lines.append(f"- {md(hidden_line(block.hidden))}")
+    if part.files or part.files_hidden:
+        lines += ["", "| file | change | size |", "|---|---|---|"]
+        for row in part.files:
+            lines.append(f"| {code(row.path)} | {row.tone} | {md(row.detail)} |")
+        if part.files_hidden:
+            lines += ["", md(hidden_line(part.files_hidden))]
+    for name, text in part.text_diffs:
+        lines += ["", f"{code(name)}:", "", *escape.md_fence(text, "diff")]
+    for notice in part.notices:
+        lines += ["", f"> {md(notice)}"]
+    if part.volatile:
+        lines += ["", "<details><summary>volatile (not counted as differences)</summary>", ""]
+        lines.extend(f"- {code(row.path)}: {md(row.detail)}" for row in part.volatile)
+        if part.volatile_hidden:
+            lines.append(f"- … and {part.volatile_hidden} more")
+        lines += ["", "</details>"]
+    return lines
 
 
 def claims_markdown(report: ClaimsReport) -> str:

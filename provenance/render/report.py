@@ -17,21 +17,31 @@ from provenance.compare.diff import Diff
 from provenance.compare.timeline import LogItem
 from provenance.render import html, markdown, text
 from provenance.render.formats import Format
+from provenance.render.sections import MAX_LINES
 
 __all__ = ["LOG_SCHEMA", "Format", "render_claims", "render_diff", "render_log", "render_report"]
 
 LOG_SCHEMA = "https://prov.dev/log/v1"
 
 
-def render_diff(diff: Diff, fmt: Format, *, colour: bool = False) -> str:
+def render_diff(
+    diff: Diff,
+    fmt: Format,
+    *,
+    colour: bool = False,
+    stat: bool = False,
+    max_lines: int | None = MAX_LINES,
+) -> str:
+    """A diff, summary first; ``stat``: the summary alone; ``max_lines`` caps the detail (the
+    JSON always holds everything)."""
     if fmt is Format.TEXT:
-        return text.diff_text(diff, colour)
+        return text.diff_text(diff, colour, stat=stat, max_lines=max_lines)
     if fmt is Format.JSON:
         return json.dumps(diff.to_json(), indent=2, ensure_ascii=False) + "\n"
     if fmt is Format.MARKDOWN:
-        return markdown.diff_markdown(diff)
+        return markdown.diff_markdown(diff, stat=stat, max_lines=max_lines)
     if fmt is Format.HTML:
-        return html.diff_page(diff)
+        return html.diff_page(diff, stat=stat, max_lines=max_lines)
     assert_never(fmt)
 
 

@@ -11,6 +11,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Any, Literal, assert_never
 
 from provenance.compare.claims import ClaimResult, ClaimsReport
@@ -27,19 +28,16 @@ from provenance.compare.diff import (
 from provenance.compare.recheck import RecheckRef
 from provenance.compare.timeline import LogItem
 from provenance.compare.witness import WitnessRef
-from provenance.render import escape
+from provenance.render import escape, shorten
 from provenance.store.objects import SnapshotEntry
 
-MAX_ROWS = 40  # per block; the JSON output always has everything
-
-
 MAX_VOLATILE = 25
-
-
 MAX_MOVERS = 8
-
-
 MAX_DIFF_LINES = 200
+MAX_ITEMS = 2000  # members of one list change, listed one a line
+MAX_LINES = 2000  # of a whole diff's details, by default (--max-lines); the JSON has everything
+SHORT = 80  # characters of a value; a longer one is cut around what differs
+MORE = "use --format json or --path"
 
 
 Tone = Literal["add", "remove", "change", "info"]
@@ -139,13 +137,79 @@ class Section:
     volatile_hidden: int = 0
     text_diffs: list[tuple[str, str]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    files_hidden: int = 0
+
+
+@dataclass
+class Budget:
+    """The lines a whole diff may print; every row (with its children) and text line takes its
+    share, and what no longer fits is counted, never cut silently."""
+
+    lines: int | None = MAX_LINES
+
+    def take(self, count: int) -> bool:
+        if self.lines is None:
+            return True
+        if count <= self.lines:
+            self.lines -= count
+            return True
+        self.lines = 0
+        return False
+
+    def fit(self, row: Row) -> bool:
+        """Take a row; when only its first children fit, keep those and count the rest."""
+        if self.take(1 + len(row.children)):
+            return True
+        room = self.lines or 0
+        if not row.children or room < 2:
+            return False
+        left = len(row.children) - (room - 2)
+        row.children = [*row.children[: room - 2], f"… {left:,} more ({MORE})"]
+        return self.take(room)
+
+
+def _member(item: Any) -> str:
+    return item if isinstance(item, str) else value(item, SHORT)
+
+
+def _members(row: Row, marks: Sequence[tuple[str, Any]]) -> Row:
+    """One child per member, each cut around what tells it from the others."""
+    shown = shorten.distinct([_member(item) for _, item in marks], SHORT)
+    children = [f"{mark} {text}" for (mark, _), text in zip(marks, shown, strict=True)]
+    row.children = children[:MAX_ITEMS]
+    if len(children) > MAX_ITEMS:
+        row.children.append(f"… {len(children) - MAX_ITEMS} more ({MORE})")
+    return row
+
+
+def _moved(old: Any, new: Any) -> list[tuple[str, Any]]:
+    """The members of a reordered list that changed place (not in the longest common order)."""
+    if not isinstance(old, list) or not isinstance(new, list):
+        return []
+    keys_a = [json.dumps(v, sort_keys=True) for v in old]
+    keys_b = [json.dumps(v, sort_keys=True) for v in new]
+    matcher = SequenceMatcher(None, keys_a, keys_b, autojunk=False)
+    return [
+        (f"~ moved to [{j}]:", new[j])
+        for tag, _, _, j1, j2 in matcher.get_opcodes()
+        if tag in ("insert", "replace")
+        for j in range(j1, j2)
+    ]
 
 
 def _change_row(change: Change, prefix: str = "") -> Row:
     path = prefix + change.path
     kind = change.change
     if kind == "changed":
-        detail = f"{value(change.old)} -> {value(change.new)}"
+        old, new = change.old, change.new
+        if isinstance(old, str) and isinstance(new, str) and max(len(old), len(new)) > SHORT:
+            old, new = shorten.around(old, new, SHORT)
+            shown = (
+                f"{json.dumps(old, ensure_ascii=False)} -> {json.dumps(new, ensure_ascii=False)}"
+            )
+        else:
+            shown = f"{value(old)} -> {value(new)}"
+        detail = shown
         if change.delta is not None:
             extra = delta(change.delta)
             if change.relative is not None:
@@ -165,11 +229,17 @@ def _change_row(change: Change, prefix: str = "") -> Row:
     if kind == "removed":
         return Row("remove", path, f"removed (was {value(change.old)})")
     if kind == "set":
-        bits = [f"+{value(v, 40)}" for v in change.added or []]
-        bits += [f"-{value(v, 40)}" for v in change.removed or []]
-        return Row("change", path, ", ".join(bits))
+        added, removed = change.added or [], change.removed or []
+        bits = [f"+{value(v, 40)}" for v in added] + [f"-{value(v, 40)}" for v in removed]
+        inline = ", ".join(bits)
+        if len(bits) <= 6 and len(inline) <= 2 * SHORT:
+            return Row("change", path, inline)
+        row = Row("change", path, f"{len(added):,} added, {len(removed):,} removed")
+        return _members(row, [("+", v) for v in added] + [("-", v) for v in removed])
     if kind == "reordered":
-        return Row("change", path, "same items, new order")
+        places = _moved(change.old, change.new)
+        row = Row("change", path, f"same items, new order ({len(places):,} moved)")
+        return _members(row, places) if places else row
     if kind == "weights":
         moved = change.movers or []
         row = Row(
@@ -207,7 +277,9 @@ def _heading(document: DocumentDiff) -> str:
     return f"in {document.name.removeprefix('file:')}"
 
 
-def section(capture: CaptureDiff) -> Section:
+def section(capture: CaptureDiff, budget: Budget | None = None) -> Section:
+    """A capture's changes as rows, within the diff's line budget (the JSON has everything)."""
+    budget = budget or Budget(None)
     out = Section(f"{capture.source} [{capture.kind}]", capture.status)
     if capture.status == "added":
         out.blocks.append(Block(None, [Row("add", capture.source, "new source in B")]))
@@ -226,23 +298,89 @@ def section(capture: CaptureDiff) -> Section:
                     out.volatile.append(row)
                 else:
                     out.volatile_hidden += 1
-            elif len(block.rows) < MAX_ROWS:
+            elif budget.fit(row):
                 block.rows.append(row)
             else:
                 block.hidden += 1
         if document.text_diff:
-            lines = document.text_diff.splitlines()
-            text = "\n".join(lines[:MAX_DIFF_LINES])
-            if len(lines) > MAX_DIFF_LINES:
-                text += f"\n... {len(lines) - MAX_DIFF_LINES} more lines (see --format json)"
-            out.text_diffs.append((document.name.removeprefix("file:"), text))
+            out.text_diffs.append((document.name.removeprefix("file:"), _text(document, budget)))
         if not inline and (block.rows or block.hidden):
             out.blocks.append(block)
     if main.rows or main.hidden:
         out.blocks.insert(0, main)
-    out.files = [_file_row(f) for f in capture.files]
+    for f in capture.files:
+        if budget.take(1):
+            out.files.append(_file_row(f))
+        else:
+            out.files_hidden += 1
     out.notices = list(capture.notices)
     return _inert(out)
+
+
+def _text(document: DocumentDiff, budget: Budget) -> str:
+    lines = (document.text_diff or "").splitlines()
+    kept = 0
+    while kept < min(len(lines), MAX_DIFF_LINES) and budget.take(1):
+        kept += 1
+    text = "\n".join(lines[:kept])
+    if len(lines) > kept:
+        text += f"\n... {len(lines) - kept} more lines ({MORE})"
+    return text
+
+
+def summary_lines(diff: Diff) -> list[str]:
+    """What changed, source by source, before any detail: files added / removed / changed,
+    constants changed, other changes, volatile ones; then the sources that did not change."""
+    lines = []
+    for capture in diff.captures:
+        if capture.status == "unchanged" and not capture.documents:
+            continue
+        bits = []
+        if capture.files:
+            bits.append(f"{files_word(capture)} {file_counts(capture.files)}")
+        real = [(d.name, c) for d in capture.documents for c in d.changes if not c.volatile]
+        constants = sum(1 for name, _ in real if name.startswith("constants:"))
+        if constants:
+            bits.append(f"{constants} constant(s) changed")
+        other = len(real) - constants
+        if other:
+            bits.append(f"{other} change(s)")
+        if capture.volatile_changes:
+            bits.append(f"{capture.volatile_changes} volatile")
+        detail = "; ".join(bits) if capture.status == "changed" else capture.status
+        lines.append(escape.text(f"{capture.source} [{capture.kind}]: {detail or 'changed'}"))
+    unchanged = [c.source for c in diff.captures if c.status == "unchanged" and not c.documents]
+    if unchanged:
+        lines.append(escape.text(f"unchanged: {', '.join(unchanged)}"))
+    return lines
+
+
+SHOW_ITEMS = 20  # items of a list ``prov show`` names
+IDENTITY = ("path", "rfilename", "key", "name", "id", "url", "source")
+
+
+def list_items(items: Sequence[Any], cap: int = SHOW_ITEMS) -> list[str]:
+    """The items of a list as a reader names them: a string itself, a record by its identity
+    field (``path``, ``name``...) and size, each cut around what tells it from the others; past
+    ``cap``, how many more."""
+    named = []
+    for item in items[:cap]:
+        if isinstance(item, dict):
+            key = next((k for k in IDENTITY if isinstance(item.get(k), (str, int))), None)
+            text = str(item[key]) if key else value(item, SHORT)
+            if key and isinstance(item.get("size"), int):
+                text += f" ({item['size']:,} bytes)"
+            named.append(text)
+        else:
+            named.append(item if isinstance(item, str) else value(item, SHORT))
+    out = [escape.text(text) for text in shorten.distinct(named, SHORT)]
+    if len(items) > cap:
+        out.append(f"… {len(items) - cap:,} more (use --format json)")
+    return out
+
+
+def hidden_line(count: int) -> str:
+    return f"… {count:,} more change(s) ({MORE})"
 
 
 def _inert(out: Section) -> Section:

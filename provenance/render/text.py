@@ -5,19 +5,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from provenance.compare.claims import ClaimsReport
-from provenance.compare.diff import Diff
+from provenance.compare.diff import CaptureDiff, Diff
 from provenance.compare.timeline import LogItem
 from provenance.render import escape
 from provenance.render.sections import (
     MARK,
+    MAX_LINES,
     VERDICT,
+    Budget,
     Row,
+    Section,
     claim_numbers,
     claims_summary,
     diff_line_tone,
     events,
     file_counts,
     files_word,
+    hidden_line,
     log_change_line,
     log_head,
     note_line,
@@ -25,6 +29,7 @@ from provenance.render.sections import (
     origin,
     section,
     summary,
+    summary_lines,
 )
 
 ANSI = {
@@ -48,55 +53,63 @@ class Paint:
         return f"{ANSI[style]}{text}{ANSI['reset']}"
 
 
-def diff_text(diff: Diff, colour: bool) -> str:
+def diff_text(
+    diff: Diff, colour: bool, *, stat: bool = False, max_lines: int | None = MAX_LINES
+) -> str:
+    """The summary first (what changed, source by source), then the detail within
+    ``max_lines``; ``stat``: the summary alone."""
     paint = Paint(colour)
     lines = [paint(f"prov diff: {diff.a.label} -> {diff.b.label}", "bold")]
     for side, ref in (("A", diff.a), ("B", diff.b)):
         lines.append(f"  {side}  {ref.label}  sha256:{ref.sha256[:12]}  {ref.created}{origin(ref)}")
-    unchanged = [c.source for c in diff.captures if c.status == "unchanged" and not c.documents]
+    lines += ["", paint(summary(diff), "bold")]
+    lines.extend(f"  {line}" for line in summary_lines(diff))
+    if stat:
+        return "\n".join(lines) + "\n"
+    budget = Budget(max_lines)
     for capture in diff.captures:
         if capture.status == "unchanged" and not capture.documents:
             continue
-        part = section(capture)
-        lines.append("")
-        lines.append(paint(f"{part.title}: {part.status}", "bold"))
-        for block in part.blocks:
-            indent = "  "
-            if block.heading:
-                lines.append(f"  {block.heading}:")
-                indent = "    "
-            for row in block.rows:
-                lines.extend(row_lines(row, indent, paint))
-            if block.hidden:
-                lines.append(f"{indent}... {block.hidden} more change(s) (see --format json)")
-        if part.files:
-            lines.append(f"  {files_word(capture)}: {file_counts(capture.files)}")
-            for row in part.files:
-                lines.extend(row_lines(row, "    ", paint))
-        for name, text in part.text_diffs:
-            lines.append(f"  {name}:")
-            for line in text.splitlines():
-                tone = diff_line_tone(line)
-                style = {"hunk": "dim"}.get(tone, tone)
-                lines.append("    " + paint(line, style))
-        for notice in part.notices:
-            lines.append(f"  note: {notice}")
-        if part.volatile:
-            lines.append(paint("  volatile (not counted as differences):", "dim"))
-            for row in part.volatile:
-                lines.append(paint(f"    {row.path}: {row.detail}", "dim"))
-            if part.volatile_hidden:
-                lines.append(paint(f"    ... and {part.volatile_hidden} more", "dim"))
-    if unchanged:
-        lines.append("")
-        lines.append(f"unchanged: {', '.join(unchanged)}")
+        lines += ["", *_section_lines(section(capture, budget), capture, paint)]
     if diff.notes:
         lines.append("")
         lines.append(paint("notes in this span:", "bold"))
         lines.extend("  " + note_line(note) for note in diff.notes)
-    lines.append("")
-    lines.append(paint(summary(diff), "bold"))
     return "\n".join(lines) + "\n"
+
+
+def _section_lines(part: Section, capture: CaptureDiff, paint: Paint) -> list[str]:
+    lines = [paint(f"{part.title}: {part.status}", "bold")]
+    for block in part.blocks:
+        indent = "  "
+        if block.heading:
+            lines.append(f"  {block.heading}:")
+            indent = "    "
+        for row in block.rows:
+            lines.extend(row_lines(row, indent, paint))
+        if block.hidden:
+            lines.append(f"{indent}{hidden_line(block.hidden)}")
+    if part.files or part.files_hidden:
+        lines.append(f"  {files_word(capture)}: {file_counts(capture.files)}")
+        for row in part.files:
+            lines.extend(row_lines(row, "    ", paint))
+        if part.files_hidden:
+            lines.append(f"    {hidden_line(part.files_hidden)}")
+    for name, text in part.text_diffs:
+        lines.append(f"  {name}:")
+        for line in text.splitlines():
+            tone = diff_line_tone(line)
+            style = {"hunk": "dim"}.get(tone, tone)
+            lines.append("    " + paint(line, style))
+    for notice in part.notices:
+        lines.append(f"  note: {notice}")
+    if part.volatile:
+        lines.append(paint("  volatile (not counted as differences):", "dim"))
+        for row in part.volatile:
+            lines.append(paint(f"    {row.path}: {row.detail}", "dim"))
+        if part.volatile_hidden:
+            lines.append(paint(f"    ... and {part.volatile_hidden} more", "dim"))
+    return lines
 
 
 def row_lines(row: Row, indent: str, paint: Paint) -> list[str]:
