@@ -180,3 +180,49 @@ def check_in_chromium(site: Path, profile: Path, name: str) -> dict[str, int]:
     finally:
         browser.close()
     return seen
+
+
+class _Outline(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.headings: list[int] = []
+        self.landmarks: list[str] = []
+        self.lang: str | None = None
+        self.charts = 0
+        self.titled_charts = 0
+        self.tables = 0
+        self.headed_tables = 0
+        self._stack: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "html":
+            self.lang = found.get("lang")
+        if re.fullmatch(r"h[1-6]", tag):
+            self.headings.append(int(tag[1]))
+        if tag in ("header", "nav", "main", "footer"):
+            self.landmarks.append(tag)
+        if tag == "svg":
+            self.charts += 1
+            self.titled_charts += bool(found.get("role") == "img" and found.get("aria-labelledby"))
+        if tag == "table":
+            self.tables += 1
+            self._stack.append("table")
+        if tag == "th" and "table" in self._stack:
+            self.headed_tables += 1
+            self._stack.remove("table")
+
+
+def check_structure(site: Path) -> None:
+    """Semantic HTML: a language, landmarks, one h1 and no skipped heading level, every chart
+    an image with a title and a description, every table with header cells."""
+    for page in pages(site):
+        outline = _Outline()
+        outline.feed(page.read_text(encoding="utf-8"))
+        assert outline.lang == "en", page
+        assert outline.landmarks == ["header", "nav", "main", "footer"], (page, outline.landmarks)
+        assert outline.headings.count(1) == 1 and outline.headings[0] == 1, page
+        for before, after in zip(outline.headings, outline.headings[1:], strict=False):
+            assert after <= before + 1, f"{page}: h{before} then h{after}"
+        assert outline.charts == outline.titled_charts, page
+        assert outline.tables == outline.headed_tables, page

@@ -163,6 +163,7 @@ def test_the_demo_site_links_downloads_and_verdicts(demo: tuple[Path, str]) -> N
     assert (latest["holds"], latest["fails"]) == (10, 4)
     assert site_checks.check_links(site) > 50
     site_checks.check_self_contained(site)
+    site_checks.check_structure(site)
 
 
 @needs_chromium

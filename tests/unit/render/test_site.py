@@ -83,6 +83,7 @@ def test_every_link_resolves_and_every_download_matches(site: Path) -> None:
     roles = {d["role"] for d in document["downloads"]}
     assert {"attestation", "pack", "key", "diff"} <= roles
     site_checks.check_self_contained(site)
+    site_checks.check_structure(site)
 
 
 def test_the_verify_commands_on_the_site_pass(site: Path) -> None:
