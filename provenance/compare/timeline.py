@@ -17,7 +17,7 @@ from provenance.compare.witness import entries as witness_entries
 from provenance.errors import ProvError
 from provenance.model import Snapshot
 from provenance.store.objects import SnapshotEntry, Store
-from provenance.verify.policy import TrustOptions
+from provenance.verify.policy import TrustOptions, from_auditor
 from provenance.verify.resolve import load_entry
 
 
@@ -50,7 +50,9 @@ def timeline(store: Store, trust: TrustOptions | None = None) -> list[LogItem]:
     the entry names must be the attestation's) and, with the auditor's trust options, verified
     first: one that fails is shown with its problem, never compared."""
     notes = [entry.ref() for entry in change_notes.entries(store, trust)]
-    witnesses = [entry.ref(store) for entry in witness_entries(store)]
+    # As for notes: signatures are checked with the auditor's keys only; the index is unsigned.
+    keys = from_auditor(trust).keys if trust is not None and trust.given else ()
+    witnesses = [entry.ref(store, keys) for entry in witness_entries(store)]
     items: list[LogItem] = []
     where: dict[str, int] = {}  # snapshot sha256 -> its item, for rechecks that come later
     previous: Snapshot | None = None
@@ -72,7 +74,7 @@ def timeline(store: Store, trust: TrustOptions | None = None) -> list[LogItem]:
                 created=entry.created,
                 of=snapshot.recheck.of,
                 outcomes=snapshot.recheck.outcomes,
-                signers=entry.signers,
+                signers=entry.signers if keys else [],  # verified above only with trust
             )
             items[index] = replace(items[index], rechecks=(*items[index].rechecks, ref))
             continue

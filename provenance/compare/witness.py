@@ -26,7 +26,7 @@ from provenance.attest.signing import Attester
 from provenance.capture.recheck import Recollected
 from provenance.compare.recheck import RecheckReport, SourceCheck, link
 from provenance.digest import Digest, sha256_bytes
-from provenance.errors import ProvError, StoreError, UsageError
+from provenance.errors import ProvError, StoreError, UsageError, VerificationError
 from provenance.model import (
     WITNESS_PREDICATE_TYPE,
     Snapshot,
@@ -152,7 +152,9 @@ class WitnessRef(WireModel):
     operator: str
     region: str | None = None
     witnessed: list[str] = Field(description="sources witnessed")
-    signers: list[str] = Field(default_factory=list)
+    signers: list[str] = Field(
+        default_factory=list, description="trusted keys that verified it (empty: not checked)"
+    )
     problem: str | None = Field(
         default=None, description="why the index entry does not match the statement it names"
     )
@@ -171,27 +173,36 @@ class WitnessEntry(BaseModel):
     path: str | None = Field(default=None, description="where the statement file was written")
     signers: list[str] = Field(default_factory=list)
 
-    def check(self, store: Store) -> str | None:
-        """Re-read the statement this entry names: None when it is the one indexed, else why.
-
-        Integrity, not trust: the signatures are checked by ``prov verify``, with keys.
-        """
+    def check(
+        self, store: Store, keys: Sequence[dsse.Verifier] = ()
+    ) -> tuple[str | None, list[str]]:
+        """Re-read the statement this entry names: (None, the keys that verified it) when it is
+        the one indexed, else (why, []). The index is unsigned: without ``keys`` (the auditor's
+        trust), nobody is shown as having signed."""
         if self.attestation is None:
-            return "the statement is not kept in the store"
+            return "the statement is not kept in the store", []
         try:
             document = store.read(Digest.parse(self.attestation))
             envelope = dsse.parse(document.strip(), origin=self.attestation)
             predicate = canonical.loads(envelope.payload)["predicate"]
             same = Witness.model_validate(predicate) == self.witness
         except (ProvError, ValueError, KeyError, TypeError) as e:
-            return f"the statement cannot be read: {e}"
+            return f"the statement cannot be read: {e}", []
         if sha256_bytes(envelope.payload).hex != self.id or not same:
-            return "the index entry does not match the statement it names"
-        return None
+            return "the index entry does not match the statement it names", []
+        if not keys:
+            return None, []
+        try:
+            checks = dsse.verify(envelope, keys, 1)
+        except VerificationError as e:
+            return f"not signed by a trusted key: {e.message}", []
+        return None, sorted({c.verified_by for c in checks if c.verified_by})
 
-    def ref(self, store: Store | None = None) -> WitnessRef:
-        """The entry for a timeline; with ``store``, re-read and checked first."""
+    def ref(self, store: Store | None = None, keys: Sequence[dsse.Verifier] = ()) -> WitnessRef:
+        """The entry for a timeline; with ``store``, re-read and checked first (and its
+        signatures verified with ``keys``, when given)."""
         witness = self.witness
+        problem, signers = self.check(store, keys) if store is not None else (None, [])
         return WitnessRef(
             id=self.id,
             snapshot=witness.snapshot.label,
@@ -200,8 +211,8 @@ class WitnessEntry(BaseModel):
             operator=witness.vantage.operator,
             region=witness.vantage.region,
             witnessed=[c.source for c in witness.witnessed],
-            signers=self.signers,
-            problem=self.check(store) if store is not None else None,
+            signers=signers,
+            problem=problem,
         )
 
 

@@ -498,7 +498,7 @@ def log_change_line(item: LogItem) -> str:
 
 def witness_line(witness: WitnessRef) -> str:
     where = witness.operator + (f" ({witness.region})" if witness.region else "")
-    key = f"; key {witness.signers[0][:16]}" if witness.signers else ""
+    key = f"; verified by {', '.join(witness.signers)}" if witness.signers else "; not verified"
     if witness.problem:
         return escape.text(
             f"{witness.created[:19]}Z  witness index entry ({where}) refused: {witness.problem}"
@@ -510,7 +510,9 @@ def witness_line(witness: WitnessRef) -> str:
 
 
 def recheck_line(recheck: RecheckRef) -> str:
-    key = f"; signed by {recheck.signers[0][:16]}" if recheck.signers else ""
+    key = (
+        f"; verified, signed by {recheck.signers[0][:16]}" if recheck.signers else "; not verified"
+    )
     return escape.text(
         f"{recheck.created[:19]}Z  recheck {recheck.label}: {recheck.summary()}{key}"
     )

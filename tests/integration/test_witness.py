@@ -350,6 +350,12 @@ def test_log_shows_witnesses_and_rechecks_under_their_snapshot(run: Run) -> None
     assert item["label"] == "m1"
     assert [w["operator"] for w in item["witnesses"]] == ["aws"]
     assert item["rechecks"][0]["outcomes"]["token-counts"] == "same"
+    # The index is unsigned: a witness is shown as verified only with the auditor's keys.
+    assert "6 capture(s) witnessed; not verified" in text
+    trusted = run.ok("log", "--key", "keys/publisher.pub", "--key", "keys/aws.pub").stdout
+    assert "6 capture(s) witnessed; verified by keys/aws.pub" in trusted
+    other = run.ok("log", "--key", "keys/publisher.pub", "--key", "keys/gcp.pub").stdout
+    assert "refused: not signed by a trusted key" in other
 
 
 def test_an_https_capture_is_tls_bound_and_rechecks_with_the_rechecker_s_trust(
