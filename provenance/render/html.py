@@ -39,6 +39,7 @@ h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid
 code,pre{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 table{border-collapse:collapse;margin:.5rem 0;max-width:100%}td,th{border:1px solid #d0d7de;
 padding:.2rem .5rem;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th,td:nth-last-child(-n+3){overflow-wrap:normal}
 ul{margin:.3rem 0;padding-left:1.3rem}li{margin:.15rem 0}
 .add{color:#116329}.remove{color:#a40e26}.change{color:#7d4e00}.muted{color:#57606a}
 .status{font-weight:normal;color:#57606a;font-size:.9em}
