@@ -815,10 +815,19 @@ class Batch:
 
     def _put_path(self, path: Path) -> Written:
         try:
-            with open(path, "rb", buffering=0) as handle:
-                if os.fstat(handle.fileno()).st_size > SMALL_OBJECT:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)  # plain calls: files by the thousand
+            try:
+                size = os.fstat(fd).st_size
+                if size > SMALL_OBJECT:
                     return self._store.put_file(path)
-                data = handle.readall()
+                data = os.read(fd, size + 1)  # one read, for a file that did not grow
+                if len(data) > size:  # it grew while we looked: the rest too
+                    parts = [data]
+                    while chunk := os.read(fd, 1 << 20):
+                        parts.append(chunk)
+                    data = b"".join(parts)
+            finally:
+                os.close(fd)
         except OSError as e:
             raise os_error("read", path, e) from e
         return self.put_bytes(data)
