@@ -277,6 +277,10 @@ def test_an_old_layout_store_is_read_verified_extended_and_collected(
     fsck = prov("fsck")
     assert fsck.exit_code == 0, fsck.output
     assert "1 object(s), 4 bytes, referenced by no snapshot or note" in fsck.output
+    before = sorted(p.name for p in store.rglob("*"))
+    result = prov("gc", "--dry-run")
+    assert "would remove 1 unreferenced object(s), 4 bytes" in result.output, result.output
+    assert sorted(p.name for p in store.rglob("*")) == before
     result = prov("gc")
     assert result.exit_code == 0, result.output
     assert "removed 1 unreferenced object(s), 4 bytes" in result.output, result.output
