@@ -292,6 +292,22 @@ def _run_steps(
     return ran
 
 
+def _runner_env(github: LocalGitHub, runner_temp: Path, summary: Path) -> dict[str, str]:
+    """The environment a runner gives the action's scripts (no PROV_ or GITHUB_ leaking in)."""
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PROV_", "GITHUB_"))},
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "RUNNER_TEMP": str(runner_temp),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_API_URL": github.url,
+        "GITHUB_REPOSITORY": github.repository,
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_WORKFLOW_REF": (
+            f"{github.repository}/.github/workflows/provenance.yml@refs/tags/v1.0"
+        ),
+    }
+
+
 def test_action_scripts_end_to_end(
     github: LocalGitHub, project: Path, make_repo, tmp_path: Path, prov: Callable[..., Result]
 ) -> None:  # type: ignore[no-untyped-def]
@@ -319,18 +335,7 @@ def test_action_scripts_end_to_end(
         "inputs.github-token": github.token,
         "github.action_path": str(ROOT),
     }
-    base_env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("PROV_", "GITHUB_"))},
-        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-        "RUNNER_TEMP": str(runner_temp),
-        "GITHUB_STEP_SUMMARY": str(summary),
-        "GITHUB_API_URL": github.url,
-        "GITHUB_REPOSITORY": github.repository,
-        "GITHUB_SERVER_URL": "https://github.com",
-        "GITHUB_WORKFLOW_REF": (
-            f"{github.repository}/.github/workflows/provenance.yml@refs/tags/v1.0"
-        ),
-    }
+    base_env = _runner_env(github, runner_temp, summary)
     ran = _run_steps(context, base_env, project, tmp_path, "snapshot")
     assert ran == ["Snapshot and sign", "Evidence pack", "Job summary", "Attach to the release"]
     assert not (runner_temp / "prov" / "signing.key").exists()  # the private key is removed
@@ -412,23 +417,14 @@ def test_action_site_end_to_end(
         f'[[sources]]\nname = "launcher"\nkind = "git"\nrepo = "{repo.path}"\nref = "HEAD"\n'
     )
     (project / "claims.toml").write_text(
-        '[[claims]]\nname = "steps"\nclaimed = 390251\n'
-        "derived = \"captures['launcher'].commit != ''\"\n"
+        '[[claims]]\nname = "the launcher is a git capture"\nclaimed = "git"\n'
+        "derived = \"captures['launcher'].kind\"\n"
     )
     assert prov("keygen", "ci").exit_code == 0
     runner_temp = tmp_path / "runner"
     runner_temp.mkdir()
     summary = tmp_path / "summary.md"
-    base_env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("PROV_", "GITHUB_"))},
-        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-        "RUNNER_TEMP": str(runner_temp),
-        "GITHUB_STEP_SUMMARY": str(summary),
-        "GITHUB_API_URL": github.url,
-        "GITHUB_REPOSITORY": github.repository,
-        "GITHUB_SERVER_URL": "https://github.com",
-        "GITHUB_WORKFLOW_REF": f"{github.repository}/.github/workflows/p.yml@refs/tags/v1",
-    }
+    base_env = _runner_env(github, runner_temp, summary)
     for number, tag in enumerate(("v0.9", "v1.0")):
         repo.write("train.py", f"steps = {390139 + 112 * number}\n")
         repo.commit()
@@ -457,6 +453,7 @@ def test_action_site_end_to_end(
         ("v1.0", True),
     ]
     assert document["title"] == github.repository
+    assert [m["claims"]["holds"] for m in document["milestones"]] == [1, 1]
     (interval,) = document["intervals"]
     assert interval["sources_changed"] == 1
     site_checks.check_links(site)
