@@ -184,11 +184,15 @@ def verify(run: Run, step: Step) -> None:
 
 
 def diff(run: Run, step: Step) -> None:
-    run.diff_text = run.demo.prov("diff", *MILESTONES, ok=(1,)).stdout
+    args = ("diff", *MILESTONES, "--claims", str(run.claims))
+    run.diff_text = run.demo.prov(*args, ok=(1,)).stdout
     (run.out / "diff.txt").write_text(run.diff_text)
-    run.diff = run.demo.json("diff", *MILESTONES, ok=(1,))
+    run.diff = run.demo.json(*args, ok=(1,))
     run.written.append("diff.txt")
-    step.say(f"diffed the milestones: $ prov diff {' '.join(MILESTONES)} (exit 1: they differ)")
+    step.say(
+        f"diffed the milestones: $ prov diff {' '.join(MILESTONES)} --claims claims.toml "
+        "(exit 1: they differ; the summary names the claims affected)"
+    )
 
 
 def check(run: Run, step: Step) -> None:
@@ -339,6 +343,11 @@ def story(
         )
     lines.append(f"\nBetween {MILESTONES[0]} and {MILESTONES[1]} ({diff_summary(diff)}):")
     lines.extend(f"  {line}" for line in diff_highlights(diff))
+    for claim in diff.get("claims", []):
+        lines.append(
+            f"  claim affected: {claim['name']}: {_verdict({'status': claim['status_a']})} -> "
+            f"{_verdict({'status': claim['status_b']})}"
+        )
     lines.append(
         f"\n{latest['passed']} claims hold and {latest['failed']} fail at {MILESTONES[1]} "
         f"({early['passed']} and {early['failed']} at {MILESTONES[0]}); "

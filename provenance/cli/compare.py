@@ -19,6 +19,7 @@ from provenance.cli._options import (
 )
 
 if TYPE_CHECKING:
+    from provenance.compare.claims import ClaimsFile
     from provenance.compare.diff import Diff
     from provenance.store.objects import Store
     from provenance.verify.policy import TrustOptions
@@ -70,6 +71,12 @@ def _store(explicit: Path | None) -> Store | None:
 )
 @click.option("--stat", is_flag=True, help="Only the summary: what changed, source by source.")
 @click.option(
+    "--claims",
+    "claims_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also check this claims file at A and B: the summary names the claims affected.",
+)
+@click.option(
     "--source",
     "sources",
     multiple=True,
@@ -105,6 +112,7 @@ def diff(
     sources: tuple[str, ...],
     paths: tuple[str, ...],
     max_lines: int,
+    claims_path: Path | None,
 ) -> None:
     """Show what changed between two snapshots. Exit 0 when equal, 1 when they differ.
 
@@ -123,12 +131,17 @@ def diff(
 
     if output is not None and not sign_paths:
         raise UsageError("-o names the signed diff: pass --sign-key too")
+    claims_file = _claims(claims_path)  # refuses unsafe expressions before anything is read
     target_store = _store(store)
     left = open_evidence(a, target_store, trust)
     right = open_evidence(b, target_store, trust)
     say_what_was_checked(left.verified, right.verified)
     spanned = notes.spanning(target_store, left.snapshot, right.snapshot, trust)
     result = compare(left, right, spanned)
+    if claims_file is not None:
+        from provenance.compare.claims import affected
+
+        result = affected(claims_file, left, right, result)
     if sign_paths:
         _sign_diff(result, sign_paths, output)
     shown = select(result, sources, paths)
@@ -138,6 +151,14 @@ def diff(
     # click strips ANSI codes off a non-terminal unless told the colour was asked for
     click.echo(page, nl=False, color=use)
     ctx.exit(0 if shown.equal else 1)
+
+
+def _claims(path: Path | None) -> ClaimsFile | None:
+    if path is None:
+        return None
+    from provenance.compare import claims
+
+    return claims.load(path)
 
 
 def _sign_diff(result: Diff, key_paths: tuple[Path, ...], output: Path | None) -> None:
@@ -332,7 +353,7 @@ def report(
     right = open_evidence(b, target_store, trust)
     say_what_was_checked(left.verified, right.verified)
     spanned = notes.spanning(target_store, left.snapshot, right.snapshot, trust)
-    result = compare(left, right, spanned)
+    result = claims_module.affected(claims_file, left, right, compare(left, right, spanned))
     noted = notes.up_to(target_store, right.snapshot, trust)
     checked = claims_module.check(claims_file, right, noted)
     page = render.render_report(result, checked, render.Format(output_format))

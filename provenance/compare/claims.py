@@ -62,7 +62,7 @@ from provenance._internal.safe_eval import (
     View,
     compile_expression,
 )
-from provenance.compare.diff import NoteRef, SnapshotRef
+from provenance.compare.diff import ClaimChange, Diff, NoteRef, SnapshotRef
 from provenance.compare.evidence import Evidence
 from provenance.compare.views import NAMES, CaptureView, LetNames, ModuleView, names_for
 from provenance.errors import ClaimsError, InputError
@@ -75,6 +75,7 @@ __all__ = [
     "ClaimResult",
     "ClaimsFile",
     "ClaimsReport",
+    "affected",
     "check",
     "check_claim",
     "load",
@@ -419,3 +420,21 @@ def check(claims: ClaimsFile, evidence: Evidence, notes: Sequence[NoteRef] = ())
         errors=sum(1 for r in results if r.status == "error"),
         results=results,
     )
+
+
+def affected(claims: ClaimsFile, a: Evidence, b: Evidence, diff: Diff) -> Diff:
+    """The diff with the claims whose verdict or derived value differs between its two sides
+    (``prov diff --claims``): what the changes mean for what was published."""
+    before, after = check(claims, a).results, check(claims, b).results
+    changed = tuple(
+        ClaimChange(
+            name=old.name,
+            status_a=old.status,
+            status_b=new.status,
+            derived_a=old.derived,
+            derived_b=new.derived,
+        )
+        for old, new in zip(before, after, strict=True)
+        if (old.status, old.derived) != (new.status, new.derived)
+    )
+    return diff.model_copy(update={"claims_file": str(claims.path), "claims": changed})

@@ -127,6 +127,16 @@ class Counts(WireModel):
     volatile: int
 
 
+class ClaimChange(WireModel):
+    """A published claim whose verdict or derived value differs between A and B."""
+
+    name: str
+    status_a: Literal["pass", "fail", "error"]
+    status_b: Literal["pass", "fail", "error"]
+    derived_a: JsonValue = None
+    derived_b: JsonValue = None
+
+
 class Diff(WireModel):
     schema_: Literal["https://prov.dev/diff/v1"] = Field(default=SCHEMA, alias="schema")
     a: SnapshotRef
@@ -135,6 +145,10 @@ class Diff(WireModel):
     counts: Counts
     captures: tuple[CaptureDiff, ...]
     notes: tuple[NoteRef, ...] = ()
+    claims_file: str | None = Field(default=None, description="checked at A and B (--claims)")
+    claims: tuple[ClaimChange, ...] = Field(
+        default=(), description="the claims whose verdict or derived value changed"
+    )
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)

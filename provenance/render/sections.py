@@ -202,7 +202,7 @@ def _change_row(change: Change, prefix: str = "") -> Row:
     kind = change.change
     if kind == "changed":
         old, new = change.old, change.new
-        if isinstance(old, str) and isinstance(new, str) and max(len(old), len(new)) > SHORT:
+        if isinstance(old, str) and isinstance(new, str) and max(len(old), len(new)) > SHORT - 2:
             old, new = shorten.around(old, new, SHORT)
             shown = (
                 f"{json.dumps(old, ensure_ascii=False)} -> {json.dumps(new, ensure_ascii=False)}"
@@ -352,6 +352,15 @@ def summary_lines(diff: Diff) -> list[str]:
     unchanged = [c.source for c in diff.captures if c.status == "unchanged" and not c.documents]
     if unchanged:
         lines.append(escape.text(f"unchanged: {', '.join(unchanged)}"))
+    if diff.claims_file is not None:
+        lines.append(escape.text(f"claims affected ({diff.claims_file}): {len(diff.claims)}"))
+        lines.extend(
+            escape.text(
+                f"  {c.name}: {VERDICT[c.status_a]} -> {VERDICT[c.status_b]}"
+                f" ({value(c.derived_a, 40)} -> {value(c.derived_b, 40)})"
+            )
+            for c in diff.claims
+        )
     return lines
 
 

@@ -4,6 +4,7 @@ items of a list."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -159,3 +160,21 @@ def test_show_names_the_items_of_a_list(
     assert all(f"ablation_{i:03d}.py" in listed for i in range(20))
     assert "ablation_020.py" not in listed
     assert "… 30 more (use --format json)" in listed
+
+
+def test_the_summary_names_the_claims_the_changes_affect(
+    milestones: marin.Marin, prov: Callable[..., Result]
+) -> None:
+    claims = marin.ROOT / "examples" / "marin" / "claims.toml"
+    store = ("--store", str(milestones.store.root))
+    result = prov("diff", "m1", "m2", *store, "--stat", "--claims", str(claims))
+    assert result.exit_code == 1, result.output
+    out = result.stdout
+    assert f"claims affected ({claims}): 1" in out
+    assert "  mixture switch at step 108,000 (PR #9162): FAILS -> holds" in out
+    assert '("no mid-run switch" -> 108,000)' in out
+    shown = prov("diff", "m1", "m2", *store, "--claims", str(claims), "--format", "json")
+    changed = json.loads(shown.stdout)["claims"]
+    assert [(c["name"], c["status_a"], c["status_b"]) for c in changed] == [
+        ("mixture switch at step 108,000 (PR #9162)", "fail", "pass")
+    ]
