@@ -352,3 +352,24 @@ def test_a_reader_that_looked_before_gc_repacked_finds_the_object_again(tmp_path
         collect(Store(store.root), {name for name, _ in Store(store.root).digests()})
     assert len(Store(store.root).indexes()) == 1
     assert reader.read(written[0].digest) == _contents(21, 10)[0]
+
+
+def test_prov_fsck_names_a_damaged_index_and_exits_1(
+    tmp_path: Path, project: Path, prov: Prov
+) -> None:
+    store = Store(project / ".prov").init()
+    with store.batch() as batch:
+        for data in _contents(30, 40):
+            batch.put_bytes(data)
+    result = prov("fsck")
+    assert result.exit_code == 0, result.output
+    assert "checked 40 object(s)" in result.output and "(1 pack(s))" in result.output
+    assert "40 object(s)" in result.output and "`prov gc` removes them" in result.output
+    (index,) = store.packs_dir.glob("*.idx")
+    index.chmod(0o644)
+    data = bytearray(index.read_bytes())
+    data[2000] ^= 0x01  # a digest: the checksum no longer matches
+    index.write_bytes(bytes(data))
+    result = prov("fsck")
+    assert result.exit_code == 1, result.output
+    assert f"DAMAGED: packs/{index.name}: its checksum does not match its bytes" in result.output
