@@ -30,7 +30,11 @@ def sigstore_js() -> Path:
         pytest.skip("sigstore-js needs node and npm: apt-get install nodejs npm")
     if not modules.is_dir():
         result = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--silent"],
+            # Offline, npm would retry for minutes: one try, 20 s per request.
+            [
+                *("npm", "install", "--no-audit", "--no-fund", "--silent"),
+                *("--fetch-retries=0", "--fetch-timeout=20000"),
+            ],
             cwd=HERE,
             capture_output=True,
             text=True,
