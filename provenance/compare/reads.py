@@ -4,7 +4,8 @@ A verdict is only as good as the values behind it, so a reader is shown them: fo
 ``captures['hero-run'].config.trainer.num_train_steps * 4096`` the value at that path (390,251)
 and the capture it came from. The paths are the maximal lookups in the compiled expression
 (attributes and constant subscripts rooted at a name), each evaluated alone by the same safe
-evaluator the claim used; nothing else is run.
+evaluator the claim used, with the claims file's ``[let]`` names; nothing else is run. A path
+that starts at a ``[let]`` name reads the capture that name's own expression starts from.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from provenance._internal.safe_eval import Compiled, EvaluationError, Evaluator, View
-from provenance.compare.claims import Claim, names_for
+from provenance.compare.claims import Claim
 from provenance.compare.evidence import Evidence
+from provenance.compare.views import LetNames, names_for
+
+Lets = tuple[tuple[str, Compiled], ...]
 
 __all__ = ["Read", "reads"]
 
@@ -43,10 +47,15 @@ def _root(node: ast.AST) -> tuple[ast.Name, str | None] | None:
     return (node, source) if isinstance(node, ast.Name) else None
 
 
-def _paths(tree: ast.AST) -> list[tuple[ast.expr, str | None]]:
+def _paths(tree: ast.AST, lets: frozenset[str] = frozenset()) -> list[tuple[ast.expr, str | None]]:
+    """The lookups an expression makes, with the capture each starts from when it says so;
+    a bare ``[let]`` name (``steps``) is a lookup too."""
     found: list[tuple[ast.expr, str | None]] = []
 
     def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.Name) and node.id in lets:
+            found.append((node, None))
+            return
         if isinstance(node, (ast.Attribute, ast.Subscript)):
             root = _root(node)
             if root is not None:
@@ -72,12 +81,29 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def reads(claim: Claim, evidence: Evidence) -> list[Read]:
+def _let_source(name: str, lets: dict[str, Compiled], depth: int = 0) -> str | None:
+    """The capture a ``[let]`` name reads, following names defined by earlier names."""
+    if name not in lets or depth > len(lets):
+        return None
+    for node, source in _paths(lets[name].tree.body, frozenset(lets)):
+        if source is not None:
+            return source
+        root = (node, None) if isinstance(node, ast.Name) else _root(node)
+        if root is not None and (found := _let_source(root[0].id, lets, depth + 1)):
+            return found
+    return None
+
+
+def reads(claim: Claim, evidence: Evidence, lets: Lets = ()) -> list[Read]:
     """Every captured value ``claim``'s expression reads, in the order written, once each."""
-    evaluator = Evaluator(names_for(evidence))
+    evaluator = Evaluator(LetNames(names_for(evidence), lets))
+    named = dict(lets)
     out: list[Read] = []
     seen: set[str] = set()
-    for node, source in _paths(claim.expression.tree.body):
+    for node, source in _paths(claim.expression.tree.body, frozenset(named)):
+        root = (node, None) if isinstance(node, ast.Name) else _root(node)
+        if source is None and root is not None:
+            source = _let_source(root[0].id, named)
         text = ast.unparse(node)
         if text in seen:
             continue

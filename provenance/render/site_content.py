@@ -175,7 +175,7 @@ def check_claims(
                 shown=value(r.value) if r.error is None else "",
                 error=r.error,
             )
-            for r in reads(claim, evidence)
+            for r in reads(claim, evidence, claims_file.lets)
         )
         results.append(
             ClaimItem(

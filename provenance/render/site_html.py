@@ -517,7 +517,7 @@ def _claim_row(claim: ClaimItem) -> str:
         shown = (
             f"<code>{e(r.shown)}</code>"
             if r.error is None
-            else f'<span class="gap">{e(r.error)}</span>'
+            else f'<span class="muted">not read here: {e(r.error)}</span>'
         )
         reads.append(f"<li><code>{e(r.path)}</code> = {shown}{target}</li>")
     published_in = (
