@@ -14,6 +14,7 @@ import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +28,7 @@ from provenance.errors import VerificationError
 from provenance.model import PREDICATE_TYPE
 from provenance.store.objects import Store
 from tests import verifiers
+from tests.interop_corpus import CASES, CORPUS
 
 IDENTITY = "https://github.com/example/project/.github/workflows/release.yml@refs/tags/v1.0"
 ISSUER = "https://token.actions.githubusercontent.com"
@@ -208,3 +210,25 @@ def test_a_managed_key_of_every_scheme_verifies(scheme: str, tmp_path: Path) -> 
     assert verified.payload == statement and verified.times
     with pytest.raises(VerificationError, match=r"DSSE: invalid signature|do not match"):
         sigstore.verify_bundle(data, key=other.public_key(), trusted_root=root)
+
+
+# -- the interop corpus: what the manifest says of sigstore-js, checked against sigstore-js ---
+
+JS_CASES = [c for c in CASES if "sigstore-js" in c["accepted_by"] + c["refused_by"]]
+
+
+@pytest.mark.parametrize("case", JS_CASES, ids=[c["id"] for c in JS_CASES])
+def test_sigstore_js_verdicts_in_the_manifest_are_sigstore_js_verdicts(
+    case: dict[str, Any],
+) -> None:
+    root = CORPUS / case["trusted_root"]
+    ok, output = verifiers.run_sigstore_js(
+        CORPUS / case["bundle"],
+        root,
+        identity=case.get("identity"),
+        issuer=case.get("issuer"),
+        artifact=CORPUS / case["artifact"] if case.get("artifact") else None,
+        key=CORPUS / case["key"] if case.get("key") else None,
+        without_logs=not json.loads(root.read_text()).get("tlogs"),
+    )
+    assert ok == ("sigstore-js" in case["accepted_by"]), output

@@ -55,11 +55,19 @@ def run_sigstore_js(
     identity: str | None = None,
     issuer: str | None = None,
     artifact: Path | None = None,
+    key: Path | None = None,
+    without_logs: bool = False,
 ) -> tuple[bool, str]:
+    """sigstore-js on one bundle; ``without_logs``: an instance with no transparency or CT log
+    (GitHub's), for which sigstore-js must be told to expect no log entry and no SCT."""
     script = sigstore_js()
     command = ["node", str(script), str(bundle), str(trusted_root)]
     if artifact is not None:
         command += ["--artifact", str(artifact)]
+    if key is not None:
+        command += ["--key", str(key)]
+    if without_logs:
+        command += ["--tlog-threshold", "0", "--ctlog-threshold", "0"]
     if identity and issuer:
         command += ["--identity", identity, "--issuer", issuer]
     env = {**os.environ, "NODE_PATH": str(HERE / "node_modules")}

@@ -1,8 +1,9 @@
 // Verify one Sigstore bundle with sigstore-js (@sigstore/verify), offline.
 // usage: node sigstore_js_verify.js BUNDLE TRUSTED_ROOT [--artifact FILE] [--identity SAN --issuer ISS]
-//        [--tlog-threshold N --ctlog-threshold N]
+//        [--key PEM] [--tlog-threshold N --ctlog-threshold N]
 // Prints "OK" and exits 0, or prints the error and exits 1.
 'use strict';
+const crypto = require('crypto');
 const fs = require('fs');
 const { bundleFromJSON } = require('@sigstore/bundle');
 const { TrustedRoot } = require('@sigstore/protobuf-specs');
@@ -18,7 +19,13 @@ function main(argv) {
   const options = {};
   if (opts['tlog-threshold'] !== undefined) options.tlogThreshold = Number(opts['tlog-threshold']);
   if (opts['ctlog-threshold'] !== undefined) options.ctlogThreshold = Number(opts['ctlog-threshold']);
-  const verifier = new Verifier(toTrustMaterial(root), options);
+  let keys;
+  if (opts.key) {
+    // A managed-key bundle: the one key the caller trusts, whatever the bundle's hint.
+    const publicKey = crypto.createPublicKey(fs.readFileSync(opts.key));
+    keys = () => ({ publicKey, validFor: () => true });
+  }
+  const verifier = new Verifier(toTrustMaterial(root, keys), options);
   const policy = {};
   if (opts.identity) policy.subjectAlternativeName = opts.identity;
   if (opts.issuer) policy.extensions = { issuer: opts.issuer };
