@@ -78,29 +78,36 @@ def parse(data: bytes, fmt: DocFormat) -> Any:
 
 
 def _yaml(text: str) -> Any:
-    """YAML's safe subset, with aliases and their expansion bounded."""
-    loader = _bounded_loader()(text)
+    return load_yaml(text)
+
+
+def load_yaml(text: str | bytes, loader: Any = None) -> Any:
+    """YAML with aliases and their expansion bounded (a ``yaml.SafeLoader`` subclass may add
+    resolvers: ``loader``); raises DocumentParseError for a document over the bounds."""
+    instance = bounded(loader)(text)
     try:
-        node = loader.get_single_node()
+        node = instance.get_single_node()
         if node is None:
             return None
-        if loader.aliases:
+        if instance.aliases:
             _check_expansion(node)
-        return loader.construct_document(node)
+        return instance.construct_document(node)
     finally:
-        loader.dispose()
+        instance.dispose()
 
 
-_LOADER: Any = None
+_BOUNDED: dict[Any, Any] = {}
 
 
-def _bounded_loader() -> Any:
-    """A SafeLoader that refuses a document with more than MAX_ALIASES aliases (made once)."""
-    global _LOADER
-    if _LOADER is None:
-        import yaml
+def bounded(loader: Any = None) -> Any:
+    """``loader`` (default ``yaml.SafeLoader``) refusing a document with more than MAX_ALIASES
+    aliases before it builds anything; made once per loader."""
+    import yaml
 
-        class BoundedLoader(yaml.SafeLoader):
+    base = loader or yaml.SafeLoader
+    if base not in _BOUNDED:
+
+        class BoundedLoader(base):  # type: ignore[misc, valid-type]
             aliases = 0
 
             def compose_node(self, parent: Any, index: Any) -> Any:
@@ -112,8 +119,8 @@ def _bounded_loader() -> Any:
                         )
                 return super().compose_node(parent, index)
 
-        _LOADER = BoundedLoader
-    return _LOADER
+        _BOUNDED[base] = BoundedLoader
+    return _BOUNDED[base]
 
 
 def _check_expansion(root: Any) -> None:

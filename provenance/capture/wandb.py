@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from provenance._internal import canonical, redact
+from provenance._internal import canonical, documents, redact
 from provenance.capture import _network
 from provenance.capture.base import Recorder, SourceOptions
 from provenance.errors import CollectorError
@@ -338,9 +338,8 @@ def load_config_yaml(content: bytes) -> Any:
     W&B's Go core writes ``5e-05``, which YAML 1.1 (PyYAML's default) reads as a string; the
     loader below adds YAML 1.2's float pattern so a number stays a number.
     """
-    import yaml
-
-    return _network.jsonable(yaml.load(content, Loader=_loader()))  # noqa: S506 - a SafeLoader
+    # A config.yaml is anyone's bytes: aliases are bounded as in every captured document.
+    return _network.jsonable(documents.load_yaml(content, _loader()))
 
 
 _LOADER: Any = None

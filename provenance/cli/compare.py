@@ -216,6 +216,12 @@ def check(
                    * captures['hero-run'].config.trainer.train_batch_size * 4096'''
       tolerance = 0.005        # relative; or "0.5%"; abs_tolerance = N for absolute
 
+    \b
+    Expressions read captures (.documents['f.json'], .constants['f.py'].NAME:
+    a Python file's constants, never run) with + - * / // % **, comparisons, in,
+    a if c else b, min max sum len abs round int number gcd ceil floor (also
+    math.gcd ...); a [let] table names sub-expressions (docs/diff-and-claims.md).
+
     Exit 0 when every claim holds, 1 when one fails, 2 when one cannot be
     evaluated (a missing field, a refused expression: nothing is evaluated then).
     """

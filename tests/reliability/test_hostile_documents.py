@@ -189,3 +189,25 @@ def test_diff_of_the_hostile_files_is_bounded(project: Path) -> None:
     assert done.seconds < TIME_BOUND and done.peak < RSS_BOUND, (done.seconds, done.peak)
     figures.count(CATEGORY, "cases bounded")
     figures.peak(CATEGORY, "peak RSS MiB", done.peak >> 20)
+
+
+def test_a_wandb_config_yaml_bomb_fails_its_source_in_bounded_time(tmp_path: Path) -> None:
+    """The same bomb as a local W&B run's config.yaml: the source fails with the reason (the
+    collector error's exit code), in bounded time and memory."""
+    run = tmp_path / "wandb" / "run-20260820_020458-dee637" / "files"
+    run.mkdir(parents=True)
+    (run / "config.yaml").write_text(doubling_bomb())
+    (run / "wandb-summary.json").write_text('{"_step": 13527}')
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "prov.toml").write_text(
+        f'[store]\npath = ".prov"\n\n[[sources]]\nname = "run"\nkind = "wandb"\n'
+        f'path = "{run.parent}"\n'
+    )
+    done = run_bounded(folder, "snapshot", "--label", "bomb", "--no-sign")
+    figures.count(CATEGORY, "cases run")
+    assert done.code == 3, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert "cause: the YAML document expands to more than 500,000 nodes" in done.stderr
+    assert done.seconds < TIME_BOUND and done.peak < RSS_BOUND, (done.seconds, done.peak)
+    figures.count(CATEGORY, "cases bounded")
