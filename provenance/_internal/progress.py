@@ -44,6 +44,23 @@ _active: list[Task] = []
 _local = threading.local()
 
 
+def current() -> Task | None:
+    """The calling thread's current task, to hand to a helper thread (``within``)."""
+    found: Task | None = getattr(_local, "task", None)
+    return found
+
+
+@contextlib.contextmanager
+def within(item: Task | None) -> Iterator[None]:
+    """Count this thread's ``advance`` calls for ``item`` (a task of the thread that asked)."""
+    outer = getattr(_local, "task", None)
+    _local.task = item
+    try:
+        yield
+    finally:
+        _local.task = outer
+
+
 @contextlib.contextmanager
 def task(text: str, *, unit: str = "", total: int | None = None) -> Iterator[Task]:
     """Report ``text`` as running for the block; it is the calling thread's current task."""

@@ -12,10 +12,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import os
 import re
 import subprocess
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,8 +30,11 @@ from provenance.capture.base import Collector, Recorder, SourceOptions
 from provenance.errors import CollectorError, GitError, SourceGoneError
 from provenance.model import Capture, CaptureError
 from provenance.store.manifest import BLOB_NAME, MEDIA_TYPE, ManifestInfo, ManifestWriter
-from provenance.store.objects import FILE_CHUNK, SMALL_OBJECT, Store, Written
+from provenance.store.objects import FILE_CHUNK, SMALL_OBJECT, Batch, Store, Written
 
+READERS = 2
+READERS_FROM = 20_000
+"""Blobs from which a capture reads through ``READERS`` cat-file processes at once."""
 MANIFEST_ABOVE = 1000
 """A capture of more files than this keeps their list in a manifest blob (constant-size
 statement); smaller ones list every file in the statement, as they always did."""
@@ -273,7 +278,32 @@ def _hash_blobs(repo: Path, store: Store, sizes: dict[str, int]) -> dict[str, tu
 
 
 def _read_blobs(repo: Path, store: Store, oids: list[str]) -> dict[str, tuple[str, int]]:
-    """Stream blobs through one ``git cat-file --batch`` into the store."""
+    """Stream blobs into one store batch: through one ``git cat-file --batch``, or for many
+    blobs on a machine of several cores through two, each reading half (git inflating objects
+    is most of the time, and it runs on one core per process)."""
+    readers = READERS if len(oids) >= READERS_FROM and (os.cpu_count() or 1) > 1 else 1
+    with store.batch() as batch:
+        if readers == 1:
+            return _stream_blobs(repo, store, batch, oids)
+        step = -(-len(oids) // readers)
+        parts = [oids[start : start + step] for start in range(0, len(oids), step)]
+        parent = progress.current()
+
+        def read(part: list[str]) -> dict[str, tuple[str, int]]:
+            with progress.within(parent):
+                return _stream_blobs(repo, store, batch, part)
+
+        results: dict[str, tuple[str, int]] = {}
+        with ThreadPoolExecutor(len(parts), thread_name_prefix="prov-git") as pool:
+            for found in [pool.submit(read, part) for part in parts]:
+                results.update(found.result())
+        return results
+
+
+def _stream_blobs(
+    repo: Path, store: Store, batch: Batch, oids: list[str]
+) -> dict[str, tuple[str, int]]:
+    """Stream blobs through one ``git cat-file --batch`` into ``batch``."""
     process = subprocess.Popen(
         safe_args(["cat-file", "--batch", "--buffer"]),  # no --filters: the bytes as stored
         cwd=repo,
@@ -300,7 +330,7 @@ def _read_blobs(repo: Path, store: Store, oids: list[str]) -> dict[str, tuple[st
     results: dict[str, tuple[str, int]] = {}
     out = process.stdout
     try:
-        with cancel.on_cancel(process.kill), store.batch() as batch:
+        with cancel.on_cancel(process.kill):
             for oid in oids:
                 header = out.readline().split()
                 if len(header) != 3 or header[0].decode() != oid or header[1] != b"blob":

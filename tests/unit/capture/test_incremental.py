@@ -257,3 +257,17 @@ def test_manifest_lines_written_the_fast_way_are_canonical(path: str) -> None:
     assert git_collector._line(entry) == canonical.dumps(entry)
     lone = {**entry, "key": "bad\udcff.txt"}  # a non-UTF-8 name, as git may hold
     assert git_collector._line(lone) is None
+
+
+@pytest.mark.parametrize("readers", [2, 3])
+def test_several_cat_file_readers_store_what_one_does(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, readers: int
+) -> None:
+    one = capture(repo, Store(tmp_path / "one"))
+    monkeypatch.setattr(git_collector, "READERS", readers)
+    monkeypatch.setattr(git_collector, "READERS_FROM", 2)
+    monkeypatch.setattr(git_collector.os, "cpu_count", lambda: 2)
+    several = Store(tmp_path / "several")
+    same_observation(one, capture(repo, several))
+    assert sorted(several.digests()) == sorted(Store(tmp_path / "one").digests())
+    assert len(several.indexes(refresh=True)) == 1  # one batch, one pack, whoever read
