@@ -63,6 +63,16 @@ def text_or_json(value: str) -> Literal[Format.TEXT, Format.JSON]:
     raise click.BadParameter(f"{value!r} is not offered here", param_hint="--format")
 
 
+def emit(value: str, document: Callable[[], dict[str, Any]], text: Callable[[], str]) -> None:
+    """Print a command's result as ``--format`` says: ``document()`` as JSON, or ``text()``."""
+    if text_or_json(value) is Format.JSON:
+        import json
+
+        click.echo(json.dumps(document(), indent=2))
+    else:
+        click.echo(text(), nl=False)
+
+
 def resolve_store_path(explicit: Path | None, configured: Path | None = None) -> Path:
     if explicit is not None:
         return explicit
@@ -166,6 +176,31 @@ packing_trust_options = _trust_decorator(
     False, "A public key the attestation verifies with (repeat; packed with it)."
 )
 """The same options on ``prov pack``, which verifies before it packs (no pack to trust yet)."""
+
+
+def witness_options(function: Any) -> Any:
+    """``prov verify``'s options for counting observers."""
+    function = click.option(
+        "--witness-policy",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="A witness policy (keys, groups, quorum; see docs/evidence.md) that every "
+        "capture must meet.",
+    )(function)
+    function = click.option(
+        "--require-witnesses",
+        type=click.IntRange(min=1),
+        metavar="N",
+        help="Fail unless every capture was witnessed by N distinct trusted keys besides "
+        "the publisher's.",
+    )(function)
+    return click.option(
+        "--witness",
+        "witness_paths",
+        multiple=True,
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="A witness statement to count (repeat) [default: LABEL.witness.*.intoto.jsonl "
+        "beside ATTESTATION].",
+    )(function)
 
 
 UNCHECKED = (

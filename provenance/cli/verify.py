@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal, assert_never
 
 import click
 
-from provenance.cli._options import format_option, text_or_json, trust_options
+from provenance.cli._options import format_option, text_or_json, trust_options, witness_options
 from provenance.cli.oci import plain_http_option
-from provenance.cli.witness import count_witnesses, witness_options
 from provenance.render.formats import Format
 
 if TYPE_CHECKING:
@@ -65,6 +64,7 @@ def verify(
     attestation attached to that image (OCI referrers) is fetched and verified.
     """
     from provenance.verify.audit import audit
+    from provenance.verify.observers import witness_step
 
     if attestation_arg is not None and attestation_arg.startswith("oci://"):
         from provenance.cli.oci import verify_image
@@ -72,16 +72,9 @@ def verify(
         verify_image(ctx, attestation_arg, trust, store, output_format, plain_http, expect_label)
         return
 
-    def witnesses(report: Any, trusted: Any, target: Path) -> None:
-        if report.snapshot is not None:
-            count_witnesses(
-                report, trusted, target, witness_paths, require_witnesses, witness_policy
-            )
-
     named = Path(attestation_arg) if attestation_arg is not None else None
-    result = audit(
-        named, trust, pack=pack_path, store=store, expect_label=expect_label, then=witnesses
-    )
+    then = witness_step(witness_paths, require_witnesses, witness_policy)
+    result = audit(named, trust, pack=pack_path, store=store, expect_label=expect_label, then=then)
     _print(result, text_or_json(output_format))
     if result.error is not None:
         click.echo(result.error.diagnostics(), err=True)

@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import Any
 
 import click
 
-from provenance.cli._options import (
-    format_option,
-    resolve_store_path,
-    store_option,
-    text_or_json,
-)
-from provenance.render.formats import Format
-
-if TYPE_CHECKING:
-    from provenance.capture.recheck import Recollected
-    from provenance.compare.evidence import BlobSource
-    from provenance.compare.recheck import SourceCheck
-    from provenance.model import Snapshot
-    from provenance.store.objects import Store
+from provenance.cli._options import emit, format_option, resolve_store_path, store_option
 
 DRIFT_EXIT = 1
 
@@ -46,66 +32,8 @@ def _concurrency_option(function: Any) -> Any:
     )(function)
 
 
-def _run(
-    stack: ExitStack,
-    reference: str,
-    store_path: Path | None,
-    base_dir: Path,
-    concurrency: int,
-    keep: bool,
-) -> tuple[Snapshot, list[Recollected], list[SourceCheck], Store | None, str]:
-    """Load the snapshot, ask every source again, classify each: what both commands share."""
-    import os
-    import tempfile
-
-    from provenance.capture.base import CollectContext
-    from provenance.capture.recheck import recollect
-    from provenance.compare.evidence import StoreBlobs
-    from provenance.compare.recheck import classify
-    from provenance.model import utc_now
-    from provenance.store.objects import Store
-    from provenance.verify.resolve import load
-
-    configured = Store(resolve_store_path(store_path))
-    loaded = load(reference, configured if configured.exists() else None)
-    snapshot = loaded.snapshot
-    # Blobs go to the store when the result is kept (signed) or a store is there already;
-    # otherwise to a temporary one, so that a recheck writes nothing an auditor did not ask for.
-    if keep or configured.exists():
-        target: Store | None = configured
-        collect_into = configured
-    else:
-        target = None
-        collect_into = Store(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "store")
-    collect_into.init()
-    context = CollectContext(
-        store=collect_into,
-        base_dir=base_dir,
-        env=dict(os.environ),
-        progress=lambda line: click.echo(line, err=True),
-    )
-    checked = utc_now()
-    click.echo(
-        f"{loaded.origin}: {loaded.signatures} signature(s), not checked here: this compares "
-        "content (`prov verify` checks who signed)",
-        err=True,
-    )
-    click.echo(
-        f"asking the {len(snapshot.captures)} source(s) of {snapshot.label} again...", err=True
-    )
-    items = recollect(
-        snapshot, context, concurrency=concurrency, progress=lambda s: click.echo(s, err=True)
-    )
-    attested: BlobSource = StoreBlobs(loaded.store or configured)
-    observed: BlobSource = StoreBlobs(collect_into)
-    checks = [classify(item, attested, observed) for item in items]
-    return snapshot, items, checks, target, checked
-
-
-def _default_output(reference: str, name: str) -> Path:
-    given = Path(reference)
-    folder = given.parent if given.is_file() else Path("attestations")
-    return folder / name
+def _say(line: str) -> None:
+    click.echo(line, err=True)
 
 
 @click.command()
@@ -149,40 +77,21 @@ def recheck(
 
     Exit 0 when every source is the same, 1 when something drifted.
     """
-    from provenance.attest.signing import DsseAttester
-    from provenance.capture.snapshot import record
     from provenance.cli._keys import load_signers
-    from provenance.compare.recheck import recheck_label, recheck_snapshot, report
-    from provenance.errors import UsageError
+    from provenance.compare.again import recheck as ask_again
     from provenance.render.witnesses import render_recheck
+    from provenance.store.objects import Store
 
-    signers = load_signers(key_paths)
-    with ExitStack() as stack:
-        snapshot, items, checks, target, checked = _run(
-            stack, attestation, store, base_dir, concurrency, keep=bool(signers)
-        )
-        written = None
-        signed = None
-        if signers:
-            assert target is not None
-            label = recheck_label(snapshot.label)
-            signed = recheck_snapshot(snapshot, items, checks, label)
-            path = output or _default_output(attestation, f"{label}.intoto.jsonl")
-            if path.exists():
-                raise UsageError(f"{path} already exists", hint="choose another -o path")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            record(signed, target, DsseAttester(signers), path)
-            written = str(path)
-        result = report(snapshot, checks, checked, signed, written)
-    fmt = text_or_json(output_format)
-    if fmt is Format.JSON:
-        import json
-
-        click.echo(json.dumps(result.to_json(), indent=2))
-    elif fmt is Format.TEXT:
-        click.echo(render_recheck(result), nl=False)
-    else:
-        assert_never(fmt)
+    result = ask_again(
+        attestation,
+        Store(resolve_store_path(store)),
+        base_dir=base_dir,
+        concurrency=concurrency,
+        signers=load_signers(key_paths),
+        output=output,
+        say=_say,
+    )
+    emit(output_format, result.to_json, lambda: render_recheck(result))
     if not result.same:
         ctx.exit(DRIFT_EXIT)
 
@@ -235,86 +144,24 @@ def witness(
 
     Exit 0 when every capture was witnessed, 1 when some (or all) differed.
     """
-    import socket
-
-    from provenance.attest.signing import DsseAttester
     from provenance.cli._keys import load_signers
-    from provenance.compare import witness as witnesses
-    from provenance.compare.recheck import report
+    from provenance.compare.again import witness as ask_again
     from provenance.render.witnesses import render_witness
+    from provenance.store.objects import Store
 
     (signer,) = load_signers([key_path])
-    with ExitStack() as stack:
-        snapshot, items, checks, target, checked = _run(
-            stack, attestation, store, base_dir, concurrency, keep=False
-        )
-        where = witnesses.vantage(operator or socket.gethostname(), region, items)
-        matched = [c for c in checks if c.outcome == "same"]
-        path = None
-        if matched:
-            statement = witnesses.build(snapshot, items, checks, where)
-            name = f"{snapshot.label}.witness.{signer.keyid[:16]}.intoto.jsonl"
-            path = output or _default_output(attestation, name)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            witnesses.record(statement, DsseAttester([signer]), path, target)
-        result = report(snapshot, checks, checked)
-    fmt = text_or_json(output_format)
-    if fmt is Format.JSON:
-        import json
-
-        run = witnesses.WitnessRun(
-            vantage=where,
-            statement=str(path) if path else None,
-            witnessed=[c.source for c in matched],
-            recheck=result,
-        )
-        click.echo(json.dumps(run.to_json(), indent=2))
-    elif fmt is Format.TEXT:
-        click.echo(render_witness(result, where, path), nl=False)
-    else:
-        assert_never(fmt)
-    if not result.same:
+    run = ask_again(
+        attestation,
+        Store(resolve_store_path(store)),
+        base_dir=base_dir,
+        concurrency=concurrency,
+        signer=signer,
+        operator=operator,
+        region=region,
+        output=output,
+        say=_say,
+    )
+    statement = Path(run.statement) if run.statement else None
+    emit(output_format, run.to_json, lambda: render_witness(run.recheck, run.vantage, statement))
+    if not run.recheck.same:
         ctx.exit(DRIFT_EXIT)
-
-
-def witness_options(function: Any) -> Any:
-    """``prov verify``'s options for counting observers."""
-    function = click.option(
-        "--witness-policy",
-        type=click.Path(path_type=Path, dir_okay=False),
-        help="A witness policy (keys, groups, quorum; see docs/evidence.md) that every "
-        "capture must meet.",
-    )(function)
-    function = click.option(
-        "--require-witnesses",
-        type=click.IntRange(min=1),
-        metavar="N",
-        help="Fail unless every capture was witnessed by N distinct trusted keys besides "
-        "the publisher's.",
-    )(function)
-    return click.option(
-        "--witness",
-        "witness_paths",
-        multiple=True,
-        type=click.Path(path_type=Path, dir_okay=False),
-        help="A witness statement to count (repeat) [default: LABEL.witness.*.intoto.jsonl "
-        "beside ATTESTATION].",
-    )(function)
-
-
-def count_witnesses(
-    report: Any,
-    trusted: Any,
-    attestation: Path,
-    paths: tuple[Path, ...],
-    required: int | None,
-    policy_path: Path | None,
-) -> None:
-    """Count observers when witness statements exist or a requirement was given."""
-    from provenance.verify.observers import beside, observe
-    from provenance.verify.witness_policy import load
-
-    snapshot = report.snapshot
-    found = list(paths) or beside(attestation, snapshot.label)
-    policy = load(policy_path) if policy_path else None
-    observe(report, trusted, found, required=required, policy=policy)

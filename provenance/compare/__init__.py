@@ -12,6 +12,7 @@
 - ``notes``: signed change notes tied to a snapshot.
 - ``recheck``: a snapshot's captures against the same sources now: same, changed, gone, failed.
 - ``witness``: witness statements, an independent party's co-signature of what matched.
+- ``again``: ``prov recheck`` and ``prov witness`` as calls: load, ask the sources again, sign.
 - ``reads``: the captured values a claim's expression read, for readers of a verdict.
 - ``timeline``: the store's snapshots in order, with what changed between them.
 
@@ -19,6 +20,7 @@ Comparisons read snapshots and their blobs, never live sources.
 """
 
 __all__ = [
+    "again",
     "claims",
     "diff",
     "diffmodel",

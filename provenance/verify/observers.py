@@ -16,7 +16,7 @@ when asked), with plain words on what was not proven.
 from __future__ import annotations
 
 import glob
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -40,6 +40,7 @@ from provenance.verify import tls
 from provenance.verify.predicates import check_statement
 from provenance.verify.steps import Report, Step
 from provenance.verify.witness_policy import WitnessPolicy
+from provenance.verify.witness_policy import load as load_policy
 
 __all__ = [
     "CaptureEvidence",
@@ -50,6 +51,7 @@ __all__ = [
     "check_witness",
     "count",
     "observe",
+    "witness_step",
 ]
 
 NOT_PROVEN: dict[str, str] = {
@@ -362,3 +364,19 @@ def observe(
         "statements with --witness",
         report=report,
     )
+
+
+def witness_step(
+    paths: Sequence[Path], required: int | None, policy_path: Path | None
+) -> Callable[[Report, Sequence[dsse.Verifier], Path], None]:
+    """``prov verify``'s step 7 as ``verify.audit``'s ``then``: observers are counted when
+    witness statements exist (given, else found beside the attestation) or one was required."""
+
+    def then(report: Report, trusted: Sequence[dsse.Verifier], attestation: Path) -> None:
+        if report.snapshot is None:
+            return
+        found = list(paths) or beside(attestation, report.snapshot.label)
+        policy = load_policy(policy_path) if policy_path else None
+        observe(report, trusted, found, required=required, policy=policy)
+
+    return then
