@@ -232,3 +232,26 @@ def test_sigstore_js_verdicts_in_the_manifest_are_sigstore_js_verdicts(
         without_logs=not json.loads(root.read_text()).get("tlogs"),
     )
     assert ok == ("sigstore-js" in case["accepted_by"]), output
+
+
+PY_CASES = [
+    c
+    for c in CASES
+    if "sigstore-python" in c["accepted_by"] + c["refused_by"] and c.get("artifact")
+]
+
+
+@pytest.mark.parametrize("case", PY_CASES, ids=[c["id"] for c in PY_CASES])
+def test_sigstore_python_verdicts_in_the_manifest_are_the_sigstore_clis(
+    case: dict[str, Any], tmp_path: Path
+) -> None:
+    bundle = tmp_path / "bundle.sigstore.json"
+    bundle.write_bytes((CORPUS / case["bundle"]).read_bytes())
+    ok, output = verifiers.run_sigstore_cli(
+        bundle,
+        CORPUS / case["trusted_root"],
+        identity=case["identity"],
+        issuer=case["issuer"],
+        artifact=str(CORPUS / case["artifact"]),
+    )
+    assert ok == ("sigstore-python" in case["accepted_by"]), output
