@@ -80,7 +80,8 @@ def html_row(row: Row) -> str:
     children = ""
     if row.children:
         # one member a line: a long list stays readable in the page source too
-        children = "<ul>\n" + "\n".join(f"<li>{e(c.strip())}</li>" for c in row.children) + "</ul>"
+        items = "\n".join(f"<li>{e(c.strip())}</li>" for c in row.children)
+        children = f"<ul>\n{items}\n</ul>"
     return (
         f'<li class="{row.tone}"><code>{e(MARK[row.tone])} {e(row.path)}</code>: '
         f"{e(row.detail)}{children}</li>"

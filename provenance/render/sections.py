@@ -182,6 +182,22 @@ def _members(row: Row, marks: Sequence[tuple[str, Any]]) -> Row:
     return row
 
 
+def _replacements(removed: list[Any], added: list[Any]) -> list[tuple[str, str]]:
+    """Removed and added strings side by side when each added one is a removed one with a
+    part replaced (a new revision in every URL): in sorted order, every pair shares at least
+    half of its text at the start and the end. Else none: the members are listed one by one."""
+    if len(removed) != len(added) or len(removed) < 2:
+        return []
+    if not all(isinstance(v, str) for v in (*removed, *added)):
+        return []
+    pairs = list(zip(sorted(removed), sorted(added), strict=True))
+    for old, new in pairs:
+        shared = shorten.shared(old, new)
+        if 2 * shared < min(len(old), len(new)):
+            return []
+    return pairs
+
+
 def _moved(old: Any, new: Any) -> list[tuple[str, Any]]:
     """The members of a reordered list that changed place (not in the longest common order)."""
     if not isinstance(old, list) or not isinstance(new, list):
@@ -234,6 +250,15 @@ def _change_row(change: Change, prefix: str = "") -> Row:
         inline = ", ".join(bits)
         if len(bits) <= 6 and len(inline) <= 2 * SHORT:
             return Row("change", path, inline)
+        pairs = _replacements(removed, added)
+        if pairs:
+            row = Row("change", path, f"{len(pairs):,} replaced (removed -> added, side by side)")
+            row.children = [
+                "~ {} -> {}".format(*shorten.around(old, new, SHORT * 3 // 4)) for old, new in pairs
+            ][:MAX_ITEMS]
+            if len(pairs) > MAX_ITEMS:
+                row.children.append(f"… {len(pairs) - MAX_ITEMS:,} more ({MORE})")
+            return row
         row = Row("change", path, f"{len(added):,} added, {len(removed):,} removed")
         return _members(row, [("+", v) for v in added] + [("-", v) for v in removed])
     if kind == "reordered":

@@ -27,6 +27,12 @@ def around(old: str, new: str, limit: int) -> tuple[str, str]:
     )
 
 
+def shared(old: str, new: str) -> int:
+    """How many characters two strings share at their start and their end together."""
+    prefix = _common(old, new)
+    return prefix + min(_common(old[::-1], new[::-1]), len(old) - prefix, len(new) - prefix)
+
+
 def distinct(values: Sequence[str], limit: int) -> list[str]:
     """Each value cut to about ``limit`` characters, keeping what tells it from the others."""
     if len(values) < 2 or all(len(v) <= limit for v in values):

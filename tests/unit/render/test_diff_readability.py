@@ -4,6 +4,7 @@ items of a list."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Callable
@@ -39,6 +40,11 @@ def _diff(tmp_path: Path, a: dict[str, Any], b: dict[str, Any]) -> Diff:
     return compare_snapshots(_snapshot(store, "a", a), _snapshot(store, "b", b))
 
 
+def _plain(page: str) -> str:
+    """A page's text as a reader sees it: HTML entities and Markdown escapes undone."""
+    return html.unescape(page).replace("\\", "")
+
+
 def _urls(rev: str, changed: range, count: int = 700) -> list[str]:
     return [BASE.format(rev=rev if i in changed else OLD_REV, i=i) for i in range(count)]
 
@@ -54,20 +60,33 @@ def list_diff(tmp_path_factory: pytest.TempPathFactory) -> Diff:
 
 @pytest.mark.parametrize("fmt", HUMAN, ids=lambda f: f.value)
 def test_a_700_element_list_change_shows_every_element_apart(list_diff: Diff, fmt: Format) -> None:
-    page = render_diff(list_diff, fmt)
+    page = _plain(render_diff(list_diff, fmt))
     summary = page.index("1 of 1 source(s) changed")
     assert summary < page.index("shard-")  # the summary first
-    assert "692 added, 692 removed" in page
+    assert "692 replaced (removed -> added, side by side)" in page
     shown = [line for line in page.splitlines() if "shard-" in line]
-    assert len(shown) == 2 * 692 and len(set(shown)) == len(shown)  # none alike
-    told = {
-        (m.group(1), int(m.group(2)))
-        for line in shown
-        if (m := re.search(r"resolve/([0-9a-z]+)/data/shard-(\d{5})\.jsonl\.zst", line))
-    }
-    # each line names its revision and its shard: the part that differs, never cut away
-    assert told == {(rev, i) for rev in (OLD_REV, NEW_REV) for i in range(8, 700)}
+    assert len(shown) == 692 and len(set(shown)) == len(shown)  # none alike
+    pattern = r"resolve/([0-9a-z]+)/data/shard-(\d{5})\.jsonl\.zst"
+    told = [re.findall(pattern, line) for line in shown]
+    # each line names the old and the new revision of one shard: what differs is never cut away
+    assert sorted(told) == [[(OLD_REV, f"{i:05d}"), (NEW_REV, f"{i:05d}")] for i in range(8, 700)]
     assert all(len(line) < 200 for line in shown)
+
+
+@pytest.mark.parametrize("fmt", HUMAN, ids=lambda f: f.value)
+def test_members_added_and_removed_are_listed_one_by_one(tmp_path: Path, fmt: Format) -> None:
+    a = {"paths": [f"experiments/grug/moe_hero_ep/run_{i:04d}/{'x' * 90}.json" for i in range(300)]}
+    b = {
+        "paths": [
+            f"experiments/grug/moe_hero_ep/run_{i:04d}/{'x' * 90}.json" for i in range(100, 500)
+        ]
+    }
+    page = _plain(render_diff(_diff(tmp_path, a, b), fmt))
+    assert "200 added, 100 removed" in page
+    shown = [line for line in page.splitlines() if "run_0" in line]
+    assert len(shown) == 300 and len(set(shown)) == 300
+    numbers = {int(n) for line in shown for n in re.findall(r"run_(\d{4})", line)}
+    assert numbers == set(range(100)) | set(range(300, 500))
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +102,7 @@ def test_a_5000_change_diff_puts_the_summary_first_and_caps_the_rest(
     big_diff: Diff, fmt: Format
 ) -> None:
     assert big_diff.counts.changes == 5_000
-    page = render_diff(big_diff, fmt, max_lines=400).replace("\\", "")  # Markdown escapes
+    page = _plain(render_diff(big_diff, fmt, max_lines=400))
     first_change = page.index("task_0000")
     assert page.index("1 of 1 source(s) changed: 5000 change(s)") < first_change
     assert page.index("eval-data [wandb]: 5000 change(s)") < first_change
