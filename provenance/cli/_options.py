@@ -178,6 +178,12 @@ packing_trust_options = _trust_decorator(
 """The same options on ``prov pack``, which verifies before it packs (no pack to trust yet)."""
 
 
+def plain_http_option(function: F) -> F:
+    return click.option(
+        "--plain-http", is_flag=True, help="Talk plain http to a registry on 127.0.0.1 / localhost."
+    )(function)
+
+
 def witness_options(function: Any) -> Any:
     """``prov verify``'s options for counting observers."""
     function = click.option(

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, assert_never
+from typing import TYPE_CHECKING
 
 import click
 
-from provenance.cli._options import format_option, text_or_json, trust_options, witness_options
-from provenance.cli.oci import plain_http_option
-from provenance.render.formats import Format
+from provenance.cli._options import (
+    emit,
+    format_option,
+    plain_http_option,
+    trust_options,
+    witness_options,
+)
 
 if TYPE_CHECKING:
-    from provenance.verify.audit import Audit
     from provenance.verify.policy import TrustOptions
 
 
@@ -63,57 +67,31 @@ def verify(
     --trust-pack, which prints each. With oci://REGISTRY/REPOSITORY:TAG, every
     attestation attached to that image (OCI referrers) is fetched and verified.
     """
+    from provenance.render.verdicts import audit_text, image_text
     from provenance.verify.audit import audit
     from provenance.verify.observers import witness_step
 
     if attestation_arg is not None and attestation_arg.startswith("oci://"):
-        from provenance.cli.oci import verify_image
+        from provenance.publish.image import verify_image
 
-        verify_image(ctx, attestation_arg, trust, store, output_format, plain_http, expect_label)
-        return
-
-    named = Path(attestation_arg) if attestation_arg is not None else None
-    then = witness_step(witness_paths, require_witnesses, witness_policy)
-    result = audit(named, trust, pack=pack_path, store=store, expect_label=expect_label, then=then)
-    _print(result, text_or_json(output_format))
-    if result.error is not None:
-        click.echo(result.error.diagnostics(), err=True)
-        ctx.exit(result.error.exit_code)
-
-
-def _print(result: Audit, fmt: Literal[Format.TEXT, Format.JSON]) -> None:
-    from provenance.render.escape import text
-
-    report = result.report
-    if fmt is Format.JSON:
-        import json
-
-        document = report.to_json()
-        document["trusted_from_pack"] = list(result.trusted)
-        document["trust_notes"] = result.notes
-        click.echo(json.dumps(document, indent=2))
-        return
-    if fmt is not Format.TEXT:
-        assert_never(fmt)
-    for line in result.trusted:
-        click.echo(f"trusted from the pack (--trust-pack): {text(line)}")
-    for note in result.notes:
-        click.echo(f"note: {text(note)}")
-    for step in report.steps:
-        mark = {"passed": "ok  ", "failed": "FAIL", "skipped": "skip"}[step.status]
-        click.echo(text(f"[{mark}] {step.number}. {step.name}: {step.detail}"))
-    if report.observers is not None:
-        from provenance.render.witnesses import observer_lines
-
-        click.echo("evidence per capture:")
-        click.echo("\n".join(observer_lines(report.observers)))
-    if result.error is None:
-        click.echo(_verified_line(report))
-
-
-def _verified_line(report: Any) -> str:
-    snap, checked = report.snapshot, report.checked
-    if snap is not None:
-        return f"verified: {snap.label} ({len(snap.captures)} captures, created {snap.created})"
-    about = ", ".join(label for label, _ in checked.about)
-    return f"verified: a signed {checked.kind} about {about}"
+        image = verify_image(
+            attestation_arg,
+            trust,
+            os.environ,
+            plain_http=plain_http,
+            store=store,
+            expect_label=expect_label,
+        )
+        emit(output_format, image.to_json, lambda: image_text(image))
+        error = image.error
+    else:
+        named = Path(attestation_arg) if attestation_arg is not None else None
+        then = witness_step(witness_paths, require_witnesses, witness_policy)
+        result = audit(
+            named, trust, pack=pack_path, store=store, expect_label=expect_label, then=then
+        )
+        emit(output_format, result.to_json, lambda: audit_text(result))
+        error = result.error
+    if error is not None:
+        click.echo(error.diagnostics(), err=True)
+        ctx.exit(error.exit_code)

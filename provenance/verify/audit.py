@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from provenance.attest.dsse import Verifier
 from provenance.attest.envelope import read_attestation
@@ -40,6 +40,13 @@ class Audit:
     error: VerificationError | None
     trusted: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """``prov verify --format json``: the report, with what a pack was trusted for."""
+        document = self.report.to_json()
+        document["trusted_from_pack"] = list(self.trusted)
+        document["trust_notes"] = self.notes
+        return document
 
 
 def audit(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -23,7 +24,9 @@ from provenance.verify.audit import run
 from provenance.verify.policy import TrustPolicy
 from provenance.verify.steps import Report, label_from_filename
 
-__all__ = ["Attached", "verify_attached"]
+__all__ = ["Attached", "ImageAudit", "audit_image", "verify_attached"]
+
+SCHEMA = "https://prov.dev/verify-oci-report/v1"
 
 
 class Attached(Protocol):
@@ -37,6 +40,66 @@ class Attached(Protocol):
     def data(self) -> bytes | None: ...
     @property
     def error(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class ImageAudit:
+    """``prov verify oci://...``: every attachment's result, and the verdict over all of them."""
+
+    image: str
+    subject: str
+    method: str
+    """How the attachments were found: ``referrers-api`` or ``referrers-tag``."""
+    results: list[dict[str, Any]]
+    error: VerificationError | None
+    """Why the image does not verify (nothing attached, or one failed); None: it does."""
+
+    @property
+    def verified(self) -> bool:
+        return self.error is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "image": self.image,
+            "subject": self.subject,
+            "found_through": self.method,
+            "verified": self.verified,
+            "attestations": [
+                {**r, "report": r["report"].to_json() if r["report"] else None}
+                for r in self.results
+            ],
+        }
+
+
+def audit_image(
+    image: str,
+    subject: str,
+    method: str,
+    attached: Sequence[Attached],
+    policy: TrustPolicy,
+    *,
+    where: str,
+    store: Path | None = None,
+    expect_label: str | None = None,
+) -> ImageAudit:
+    """Verify every attachment under the policy (``policy.from_auditor``: the auditor's trust,
+    never a pack's); the image holds when all of them do and there is at least one."""
+    blobs = Store(store).require() if store else None
+    results = verify_attached(
+        attached, policy, subject=subject, where=where, store=blobs, expect_label=expect_label
+    )
+    error = None
+    if not results:
+        error = VerificationError(
+            f"no attestation is attached to {image} ({subject})",
+            hint="attach one with `prov push ATTESTATION oci://...`",
+        )
+    elif failed := sum(not r["verified"] for r in results):
+        error = VerificationError(
+            f"{failed} of {len(results)} attestation(s) attached to {image} failed verification"
+        )
+    return ImageAudit(image, subject, method, results, error)
 
 
 def verify_attached(
