@@ -281,6 +281,7 @@ class Store:
         self.cache_dir = self.root / "cache"
         self._objects_prefix = str(self.objects_dir) + os.sep
         self._indexes: dict[str, PackIndex] = {}
+        self._index_list: tuple[PackIndex, ...] = ()  # the values of _indexes, for lock-free reads
         self._scanned = False
         self._scan_lock = threading.Lock()
         self._lock_key: str | None = None
@@ -405,7 +406,6 @@ class Store:
         """The pack indexes, mapped; ``refresh`` looks for packs published since."""
         with self._scan_lock:
             if refresh or not self._scanned:
-                self._scanned = True
                 try:
                     names = sorted(os.listdir(self.packs_dir))
                 except OSError:
@@ -416,7 +416,9 @@ class Store:
                             self._indexes[name[:-4]] = PackIndex(self.packs_dir / name)
                         except (OSError, BadIndex):
                             continue  # fsck names it; its objects are not offered
-            return list(self._indexes.values())
+                self._index_list = tuple(self._indexes.values())
+                self._scanned = True
+            return list(self._index_list)
 
     def register(self, index_path: Path) -> None:
         """A pack this process just published: visible to its lookups without a rescan."""
@@ -424,6 +426,7 @@ class Store:
             if index_path.stem not in self._indexes:
                 with contextlib.suppress(OSError, BadIndex):
                     self._indexes[index_path.stem] = PackIndex(index_path)
+                    self._index_list = tuple(self._indexes.values())
 
     def forget_indexes(self) -> None:
         """Unmap every index (after ``gc`` replaced the packs); the next lookup scans again."""
@@ -431,6 +434,7 @@ class Store:
             for index in self._indexes.values():
                 index.close()
             self._indexes.clear()
+            self._index_list = ()
             self._scanned = False
             self._combined = None
 
@@ -467,7 +471,7 @@ class Store:
 
         With many packs (a store snapshotted often between two ``gc``), one combined set of
         every pack's digests answers, built once, instead of a search per pack."""
-        indexes = self.indexes()
+        indexes = self._index_list if self._scanned else self.indexes()
         if len(indexes) <= COMBINE_AFTER:
             return any(raw in index for index in indexes)
         combined = self._combined

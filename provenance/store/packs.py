@@ -42,7 +42,8 @@ _HEAD = struct.Struct("<8sQ256I")
 _DIGESTS = _HEAD.size  # where the sorted digests start
 _TRAILER = 32
 FLUSH = 4 << 20
-"""Bytes gathered in memory before one write(2) to the pack."""
+"""Bytes gathered (as references, not copies) before one writev(2) to the pack."""
+_IOV_MAX = 1024  # buffers per writev(2): Linux's IOV_MAX
 PACK_LIMIT = 1 << 30
 """A pack is closed (published) once it holds this many bytes; the next object starts another."""
 
@@ -227,7 +228,8 @@ class PackWriter:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._temp, self._fd = create_temp(directory, 0o444)
-        self._buffer = bytearray(PACK_MAGIC)
+        self._pending: list[bytes] = [PACK_MAGIC]  # written by one writev(2), not copied first
+        self._pending_size = len(PACK_MAGIC)
         self.size = len(PACK_MAGIC)
         self._entries: dict[bytes, tuple[int, int]] = {}
         self._published: list[Path] = []
@@ -235,15 +237,24 @@ class PackWriter:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def add(self, raw: bytes, data: bytes | memoryview) -> None:
+    def add(self, raw: bytes, data: bytes) -> None:
         if raw in self._entries:
             return
-        self._entries[raw] = (self.size, len(data))
-        self._buffer += data
-        self.size += len(data)
-        if len(self._buffer) >= FLUSH:
-            _write_all(self._fd, self._buffer)
-            self._buffer.clear()
+        size = len(data)
+        self._entries[raw] = (self.size, size)
+        self._pending.append(data)
+        self._pending_size += size
+        self.size += size
+        if self._pending_size >= FLUSH:
+            self._flush()
+
+    def _flush(self) -> None:
+        pending, self._pending, self._pending_size = self._pending, [], 0
+        for start in range(0, len(pending), _IOV_MAX):
+            group = pending[start : start + _IOV_MAX]
+            written = os.writev(self._fd, group)
+            if written < sum(map(len, group)):  # a short write: the rest the plain way
+                _write_all(self._fd, b"".join(group)[written:])
 
     def publish(self) -> Path:
         """fsync the pack, link it, write and fsync its index, link that, fsync the folder.
@@ -251,8 +262,7 @@ class PackWriter:
         Returns the index path. The temp file's lock (held by our descriptor) covers the linked
         pack too (same inode) until the index is in place: ``fsck`` leaves such a pack alone.
         """
-        _write_all(self._fd, self._buffer)
-        self._buffer.clear()
+        self._flush()
         os.fsync(self._fd)
         name = uuid.uuid4().hex
         pack = self.directory / f"{name}.pack"

@@ -131,14 +131,11 @@ def test_a_failed_write_on_a_full_disk_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = Store(tmp_path / "store").init()
-    real = os.write
 
-    def full(fd: int, data: bytes) -> int:
-        if len(data) > 1 << 20:
-            raise OSError(28, "No space left on device")
-        return real(fd, data)
+    def full(fd: int, buffers: list[bytes]) -> int:
+        raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(pack_module.os, "write", full)
+    monkeypatch.setattr(pack_module.os, "writev", full)
     with pytest.raises(StoreError, match="the disk is full"), store.batch() as batch:
         for data in _contents(4, 200):
             batch.put_bytes(data)
