@@ -11,6 +11,7 @@
 - ``reachable``: which store objects the snapshots and notes refer to (kept by ``prov gc``).
 - ``tls``: the ``tls-bound`` claim checked against a capture's recorded certificate chain.
 - ``witness_policy``: an auditor's witness policy file (witnesses, k-of-n groups, a quorum).
+- ``inclusion``: ``prov prove``: an inclusion proof for one file of a manifest, and its check.
 - ``resolve``: turning what a user names (a file, a pack, a label, an id) into a checked snapshot.
 
 Verification returns a verified result or raises; it never trusts what it has not checked.
@@ -18,6 +19,7 @@ Verification returns a verified result or raises; it never trusts what it has no
 
 __all__ = [
     "audit",
+    "inclusion",
     "observers",
     "oci",
     "policy",
