@@ -11,15 +11,12 @@ so the run is offline. DSSE bundles also get the in-toto check: the artifact mus
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
 import click
 
 from provenance.errors import ProvError
-
-_DIGEST = re.compile(r"^sha256:([0-9a-f]{64})$")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -43,52 +40,11 @@ def verify_bundle(
     artifact: str,
 ) -> None:
     """Verify BUNDLE for ARTIFACT (a file, or sha256:HEX)."""
+    from provenance.verify.bundle import verify_bundle_file
+
     try:
-        _verify(bundle_path, identity, issuer, key_path, trusted_root, artifact)
+        verify_bundle_file(bundle_path, artifact, identity, issuer, key_path, trusted_root)
     except ProvError as error:
         click.echo(error.diagnostics(), err=True)
         sys.exit(error.exit_code)
     click.echo("OK")
-
-
-def _verify(
-    bundle_path: Path,
-    identity: str | None,
-    issuer: str | None,
-    key_path: Path | None,
-    trusted_root: Path | None,
-    artifact: str,
-) -> None:
-    from provenance.attest import sigstore
-    from provenance.digest import Digest, sha256_bytes
-    from provenance.errors import UsageError
-
-    if key_path is not None and (identity or issuer):
-        raise UsageError("--key excludes --certificate-identity / --certificate-oidc-issuer")
-    if key_path is None and not (identity and issuer):
-        raise UsageError("pass --certificate-identity and --certificate-oidc-issuer, or --key")
-    match = _DIGEST.match(artifact)
-    content: bytes | None = None
-    if match:
-        digest = Digest("sha256", match.group(1))
-    else:
-        try:
-            content = Path(artifact).read_bytes()
-        except OSError as e:
-            raise UsageError(f"cannot read the artifact {artifact}", cause=str(e)) from e
-        digest = sha256_bytes(content)
-    try:
-        data = bundle_path.read_bytes()
-    except OSError as e:
-        raise UsageError(f"cannot read the bundle {bundle_path}", cause=str(e)) from e
-
-    result = sigstore.verify_bundle(
-        data,
-        policy=sigstore.IdentityPolicy(issuer=issuer, identity=identity) if issuer else None,
-        key=sigstore.load_public_key(key_path) if key_path else None,
-        trusted_root=trusted_root,
-        artifact=content if content is not None else digest,
-        origin=str(bundle_path),
-    )
-    if result.payload is not None:
-        sigstore.check_subject_digest(result.payload_type, result.payload, digest)

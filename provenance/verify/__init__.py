@@ -6,6 +6,7 @@
 - ``steps``: parse -> signatures -> timestamp -> statement -> subject -> blobs, each step reported.
 - ``predicates``: the statements prov verifies, by predicateType (snapshot, note, diff); a
   snapshot's capture digests are recomputed.
+- ``bundle``: one Sigstore bundle for one artifact, as ``prov-conformance`` asks.
 - ``oci``: the attestations attached to an image, each verified under the auditor's policy.
 - ``observers``: step 7, witness statements counted by distinct key; evidence levels per capture.
 - ``reachable``: which store objects the snapshots and notes refer to (kept by ``prov gc``).
@@ -19,6 +20,7 @@ Verification returns a verified result or raises; it never trusts what it has no
 
 __all__ = [
     "audit",
+    "bundle",
     "inclusion",
     "observers",
     "oci",
