@@ -23,6 +23,8 @@ from provenance.model import Capture
 from provenance.store.manifest import referenced_blobs
 from provenance.store.objects import Store
 
+__all__ = ["INDEXES", "Reachable", "reachable"]
+
 INDEXES = ("snapshots", "notes", "witnesses")
 """The store's folders of index entries, each ``<id>.json`` with an ``attestation`` address."""
 _ADDRESS = re.compile(r"^blake3:([0-9a-f]{64})$")

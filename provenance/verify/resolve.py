@@ -25,6 +25,16 @@ from provenance.verify.audit import run
 from provenance.verify.policy import TrustOptions, TrustPolicy, for_pack, from_auditor
 from provenance.verify.steps import check_predicate, label_from_filename
 
+__all__ = [
+    "Foreign",
+    "Loaded",
+    "foreign_statement",
+    "load",
+    "load_attestation",
+    "load_entry",
+    "load_pack",
+]
+
 
 @dataclass(frozen=True)
 class Foreign:
