@@ -15,6 +15,24 @@ from provenance.render.formats import Format
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+FILE = click.Path(path_type=Path, dir_okay=False)
+FOLDER = click.Path(path_type=Path, file_okay=False)
+
+
+def output_option(help: str, *, required: bool = False, folder: bool = False) -> Callable[[F], F]:
+    """``-o / --output``: the file (or with ``folder``, the folder) a command writes."""
+    return click.option(
+        "-o", "--output", type=FOLDER if folder else FILE, required=required, help=help
+    )
+
+
+def signing_keys_option(
+    help: str, *, name: str = "--key", dest: str = "key_paths", required: bool = False
+) -> Callable[[F], F]:
+    """``--key`` (repeatable): the private keys a command signs with."""
+    return click.option(name, dest, multiple=True, required=required, type=FILE, help=help)
+
+
 def store_option(function: F) -> F:
     return click.option(
         "--store",

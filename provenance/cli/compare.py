@@ -12,8 +12,10 @@ import click
 
 from provenance.cli._options import (
     formats_option,
+    output_option,
     resolve_store_path,
     say_what_was_checked,
+    signing_keys_option,
     store_option,
     trust_options,
 )
@@ -56,19 +58,12 @@ def _store(explicit: Path | None) -> Store | None:
 @formats_option()
 @_colour_option
 @trust_options
-@click.option(
-    "--sign-key",
-    "sign_paths",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Also sign the diff with this private key (repeatable): writes an in-toto statement.",
+@signing_keys_option(
+    "Also sign the diff with this private key (repeatable): writes an in-toto statement.",
+    name="--sign-key",
+    dest="sign_paths",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Where the signed diff goes [default: diff-A-B.intoto.jsonl].",
-)
+@output_option("Where the signed diff goes [default: diff-A-B.intoto.jsonl].")
 @click.option("--stat", is_flag=True, help="Only the summary: what changed, source by source.")
 @click.option(
     "--claims",
@@ -260,21 +255,9 @@ def check(
     metavar="CLAIM",
     help="A claim (by name) or earlier note (by id) that no longer holds (repeatable).",
 )
-@click.option(
-    "--key",
-    "key_paths",
-    multiple=True,
-    required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Sign with this private key (repeat for several signers).",
-)
+@signing_keys_option("Sign with this private key (repeat for several signers).", required=True)
 @store_option
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Also write the signed note to this file.",
-)
+@output_option("Also write the signed note to this file.")
 def note(
     snapshot: str,
     text: str,
@@ -324,12 +307,7 @@ def note(
 )
 @store_option
 @formats_option()
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Write the report here [default: stdout].",
-)
+@output_option("Write the report here [default: stdout].")
 @trust_options
 def report(
     a: str,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from provenance.cli._options import (
+    output_option,
     resolve_store_path,
     say_what_was_checked,
     store_option,
@@ -20,13 +21,7 @@ if TYPE_CHECKING:
 
 @click.command("export-warc")
 @click.argument("snapshot")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    required=True,
-    help="WARC file to write (gzipped per record when it ends in .gz).",
-)
+@output_option("WARC file to write (gzipped per record when it ends in .gz).", required=True)
 @store_option
 @trust_options
 def export_warc(snapshot: str, output: Path, store: Path | None, trust: TrustOptions) -> None:

@@ -7,21 +7,21 @@ from typing import TYPE_CHECKING
 
 import click
 
-from provenance.cli._options import packing_trust_options, resolve_store_path, store_option
+from provenance.cli._options import (
+    FILE,
+    output_option,
+    packing_trust_options,
+    resolve_store_path,
+    store_option,
+)
 
 if TYPE_CHECKING:
     from provenance.verify.policy import TrustOptions
 
 
 @click.command()
-@click.argument("attestation", type=click.Path(path_type=Path, dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    required=True,
-    help="The pack to write (a tar file, e.g. LABEL.evidence.tar).",
-)
+@click.argument("attestation", type=FILE)
+@output_option("The pack to write (a tar file, e.g. LABEL.evidence.tar).", required=True)
 @packing_trust_options
 @store_option
 def pack(attestation: Path, output: Path, trust: TrustOptions, store: Path | None) -> None:

@@ -7,7 +7,16 @@ from typing import Any
 
 import click
 
-from provenance.cli._options import emit, format_option, resolve_store_path, store_option
+from provenance.cli._options import (
+    FILE,
+    FOLDER,
+    emit,
+    format_option,
+    output_option,
+    resolve_store_path,
+    signing_keys_option,
+    store_option,
+)
 
 DRIFT_EXIT = 1
 
@@ -15,7 +24,7 @@ DRIFT_EXIT = 1
 def _base_dir_option(function: Any) -> Any:
     return click.option(
         "--base-dir",
-        type=click.Path(path_type=Path, file_okay=False),
+        type=FOLDER,
         default=Path("."),
         show_default=True,
         help="Folder that local repository paths in the snapshot are relative to.",
@@ -38,19 +47,10 @@ def _say(line: str) -> None:
 
 @click.command()
 @click.argument("attestation")
-@click.option(
-    "--key",
-    "key_paths",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Sign the recheck: it becomes a snapshot linked to the one rechecked.",
-)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="With --key: the signed recheck's file [default: LABEL.recheck-TIME.intoto.jsonl "
-    "beside ATTESTATION].",
+@signing_keys_option("Sign the recheck: it becomes a snapshot linked to the one rechecked.")
+@output_option(
+    "With --key: the signed recheck's file [default: LABEL.recheck-TIME.intoto.jsonl "
+    "beside ATTESTATION]."
 )
 @store_option
 @_base_dir_option
@@ -102,7 +102,7 @@ def recheck(
     "--key",
     "key_path",
     required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=FILE,
     help="The witness's own private key.",
 )
 @click.option(
@@ -110,12 +110,8 @@ def recheck(
     help="Who runs this witness, signed into the statement [default: this host's name].",
 )
 @click.option("--region", help="Where it runs (a cloud region or any label), signed too.")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The witness statement's file [default: LABEL.witness.KEYID.intoto.jsonl beside "
-    "ATTESTATION].",
+@output_option(
+    "The witness statement's file [default: LABEL.witness.KEYID.intoto.jsonl beside ATTESTATION]."
 )
 @store_option
 @_base_dir_option
