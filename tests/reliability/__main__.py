@@ -132,7 +132,11 @@ def _interop(name: str, c: Counts) -> tuple[str, list[str]]:
         f"{c.get('bundles', 0)} real bundles from other clients: {c.get('accepted', 0)} accepted, "
         f"{c.get('refused', 0)} refused for their reason ({c.get('reasoned exceptions', 0)} "
         "reasoned exceptions: a client accepts, prov refuses as documented); "
-        f"{c.get('tampered refused', 0)} of {c.get('tampered tried', 0)} tampered copies refused"
+        f"{c.get('tampered refused', 0)} of {c.get('tampered tried', 0)} tampered copies refused; "
+        f"prov's keyless bundles: {c.get('prov bundles sigstore-js verified', 0)} verified by "
+        "sigstore-js, "
+        f"{c.get('prov bundles tampered refused by sigstore-js and sigstore CLI', 0)} altered or "
+        "foreign refused by sigstore-js and the sigstore CLI"
     )
     bad = ("wrongly accepted", "wrongly refused", "refused for another reason", "tracebacks")
     problems = [f"{name}: {c[k]} {k}" for k in bad if c.get(k)]

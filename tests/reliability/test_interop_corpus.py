@@ -10,11 +10,16 @@ traceback). ``make reliability`` fails on any of the latter.
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 
 from provenance.errors import ProvError
 from tests.interop_corpus import CASES, TAMPERED, tampered, verify_case
 from tests.reliability import figures
+from tests.reliability.bundle_evidence import IDENTITY, ISSUER, bundles
+from tests.reliability.bundle_evidence import OTHER_IDENTITY as OTHER
+from tests.reliability.evidence import Evidence
 
 CATEGORY = "interop"
 
@@ -62,3 +67,40 @@ def test_interop_corpus_figures() -> None:
     for line in wrong:
         figures.note(CATEGORY, line)
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_bundle_corpus_keyless_bundles_verify_in_other_clients(evidence: Evidence) -> None:
+    """The reliability suite's own keyless bundles (bundle_evidence.py), checked by sigstore-js
+    and the sigstore CLI: each verifies; a flipped signature and another instance do not."""
+    from tests import verifiers
+
+    made = bundles(evidence)
+    subject = json.loads(base64.b64decode(made.document("m1")["dsseEnvelope"]["payload"]))
+    digest = "sha256:" + subject["subject"][0]["digest"]["sha256"]
+    for name, identity in (("m1", IDENTITY), ("m2", IDENTITY), ("m1-other-identity", OTHER)):
+        ok, output = verifiers.run_sigstore_js(
+            made.path(name), made.trusted_root, identity=identity, issuer=ISSUER
+        )
+        assert ok, f"{name}: {output}"
+        figures.count(CATEGORY, "prov bundles sigstore-js verified")
+    ok, output = verifiers.run_sigstore_cli(
+        made.path("m1"), made.trusted_root, identity=IDENTITY, issuer=ISSUER, artifact=digest
+    )
+    assert ok, output
+    document = made.document("m1")
+    signature = document["dsseEnvelope"]["signatures"][0]
+    raw = bytearray(base64.b64decode(signature["sig"]))
+    raw[-1] ^= 0x01
+    signature["sig"] = base64.b64encode(bytes(raw)).decode()
+    tampered = made.root / "m1-flipped-for-other-clients.sigstore.json"
+    tampered.write_text(json.dumps(document))
+    for refused in (tampered, made.path("m1-other-instance")):
+        ok, output = verifiers.run_sigstore_js(
+            refused, made.trusted_root, identity=IDENTITY, issuer=ISSUER
+        )
+        assert not ok, f"{refused.name}: {output}"
+        ok, output = verifiers.run_sigstore_cli(
+            refused, made.trusted_root, identity=IDENTITY, issuer=ISSUER, artifact=digest
+        )
+        assert not ok, f"{refused.name}: {output}"
+        figures.count(CATEGORY, "prov bundles tampered refused by sigstore-js and sigstore CLI")
