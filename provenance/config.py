@@ -8,6 +8,7 @@ shape of the file, not the collectors.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -94,6 +95,23 @@ class Config:
     @property
     def base_dir(self) -> Path:
         return self.path.parent
+
+
+def store_path(explicit: Path | None, configured: Path | None = None) -> Path:
+    """The store a command uses: ``--store``, else ``PROV_STORE``, else the configured one,
+    else ./prov.toml's, else ``.prov``."""
+    if explicit is not None:
+        return explicit
+    if env := os.environ.get("PROV_STORE"):
+        return Path(env)
+    if configured is not None:
+        return configured
+    if Path("prov.toml").is_file():
+        try:
+            return load(Path("prov.toml")).store_path
+        except ConfigError:  # a broken prov.toml must not stop `prov log` or `prov fsck`
+            pass
+    return Path(".prov")
 
 
 def load(path: Path) -> Config:

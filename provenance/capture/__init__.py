@@ -7,6 +7,7 @@
 - ``crosscheck``: comparisons between the captures of one snapshot (image revision vs commit).
 - ``recheck``: a snapshot's captures turned back into sources and asked again (no prov.toml).
 - ``snapshot``: taking a snapshot: config -> collectors -> store -> statement -> signed file.
+- ``signed``: ``prov snapshot`` as one call: the signing choice checked, keys, take, timestamp.
 
 Adding a collector means one module here and one line in ``base.REGISTRY``.
 """
@@ -21,6 +22,7 @@ __all__ = [
     "listing",
     "oci",
     "recheck",
+    "signed",
     "snapshot",
     "wandb",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -92,21 +91,10 @@ def emit(value: str, document: Callable[[], dict[str, Any]], text: Callable[[], 
 
 
 def resolve_store_path(explicit: Path | None, configured: Path | None = None) -> Path:
-    if explicit is not None:
-        return explicit
-    if env := os.environ.get("PROV_STORE"):
-        return Path(env)
-    if configured is not None:
-        return configured
-    if Path("prov.toml").is_file():
-        from provenance import config
-        from provenance.errors import ConfigError
+    """``config.store_path``, imported when a command runs (``prov --help`` needs no pydantic)."""
+    from provenance.config import store_path
 
-        try:
-            return config.load(Path("prov.toml")).store_path
-        except ConfigError:  # a broken prov.toml must not stop `prov log` or `prov fsck`
-            pass
-    return Path(".prov")
+    return store_path(explicit, configured)
 
 
 def _trust_click_options(with_trust_pack: bool, key_help: str) -> list[Callable[[F], F]]:

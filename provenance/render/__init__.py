@@ -7,6 +7,8 @@
 - ``site``: ``prov site``, a static provenance site for a run (``site_evidence``: what it is
   built from, copied and verified; ``site_content``: the verdicts in its model; ``site_model``:
   its ``site.json``; ``site_html``: its pages; ``svgplot``: its inline charts).
+- ``taken``: ``prov snapshot``'s summary of what it wrote.
+- ``verdicts``: ``prov verify``'s steps and verdict, for a file, a pack or an image.
 - ``witnesses``: recheck reports, witness runs and the evidence per capture, as text.
 - ``schemas``: the JSON Schemas of every document prov writes (``schemas/``).
 - ``config_doc``: ``docs/config.md``, the prov.toml reference, from the option models.
@@ -27,7 +29,9 @@ __all__ = [
     "site_html",
     "site_model",
     "svgplot",
+    "taken",
     "text",
+    "verdicts",
     "warc",
     "witnesses",
 ]
