@@ -92,6 +92,19 @@ def atomic_write(path: Path, data: bytes, *, overwrite: bool = False, mode: int 
         raise
 
 
+def write_new(path: Path, data: bytes, what: str, *, hint: str = "choose another -o path") -> None:
+    """``atomic_write`` for a file a command was asked to create: StoreError when it cannot be
+    written, UsageError when it exists (never written over)."""
+    from provenance.errors import StoreError, UsageError
+
+    try:
+        created = atomic_write(path, data)
+    except OSError as e:
+        raise StoreError(f"cannot write the {what} {path}", cause=str(e)) from e
+    if not created:
+        raise UsageError(f"{path} already exists", hint=hint)
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -32,6 +32,11 @@ def signing_keys_option(
     return click.option(name, dest, multiple=True, required=required, type=FILE, help=help)
 
 
+def claims_option(help: str, *, required: bool = False) -> Callable[[F], F]:
+    """``--claims FILE``: a claims file, handed over as ``claims_path``."""
+    return click.option("--claims", "claims_path", required=required, type=FILE, help=help)
+
+
 def store_option(function: F) -> F:
     return click.option(
         "--store",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from provenance.cli._options import (
+    claims_option,
     formats_option,
     output_option,
     resolve_store_path,
@@ -65,12 +66,7 @@ def _store(explicit: Path | None) -> Store | None:
 )
 @output_option("Where the signed diff goes [default: diff-A-B.intoto.jsonl].")
 @click.option("--stat", is_flag=True, help="Only the summary: what changed, source by source.")
-@click.option(
-    "--claims",
-    "claims_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Also check this claims file at A and B: the summary names the claims affected.",
-)
+@claims_option("Also check this claims file at A and B: the summary names the claims affected.")
 @click.option(
     "--source",
     "sources",
@@ -157,32 +153,16 @@ def _claims(path: Path | None) -> ClaimsFile | None:
 
 
 def _sign_diff(result: Diff, key_paths: tuple[Path, ...], output: Path | None) -> None:
-    from provenance._internal.files import atomic_write
     from provenance.attest.signing import DsseAttester
     from provenance.cli._keys import load_signers
-    from provenance.compare.diff import statement
-    from provenance.errors import StoreError, UsageError
+    from provenance.compare.diff import write_signed
 
-    signers = load_signers(key_paths)
-    target = output or Path(f"diff-{result.a.label}-{result.b.label}.intoto.jsonl")
-    document = DsseAttester(signers).attest(statement(result))
-    try:
-        written = atomic_write(target, document)
-    except OSError as e:
-        raise StoreError(f"cannot write the signed diff {target}", cause=str(e)) from e
-    if not written:
-        raise UsageError(f"{target} already exists", hint="choose another path with -o")
+    target = write_signed(result, DsseAttester(load_signers(key_paths)), output)
     click.echo(f"wrote the signed diff to {target}", err=True)
 
 
 @click.command()
-@click.option(
-    "--claims",
-    "claims_path",
-    required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The claims file (TOML, [[claims]] tables).",
-)
+@claims_option("The claims file (TOML, [[claims]] tables).", required=True)
 @click.argument("snapshot")
 @store_option
 @formats_option()
@@ -298,13 +278,7 @@ def note(
 @click.command()
 @click.argument("a")
 @click.argument("b")
-@click.option(
-    "--claims",
-    "claims_path",
-    required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The claims file, checked against B.",
-)
+@claims_option("The claims file, checked against B.", required=True)
 @store_option
 @formats_option()
 @output_option("Write the report here [default: stdout].")

@@ -13,8 +13,11 @@ from __future__ import annotations
 import fnmatch
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from provenance._internal.files import write_new
+from provenance.attest.signing import Attester
 from provenance.compare.diffmodel import (
     SCHEMA,
     CaptureDiff,
@@ -87,6 +90,7 @@ __all__ = [
     "select",
     "statement",
     "volatile_for",
+    "write_signed",
 ]
 
 
@@ -207,6 +211,16 @@ def _within(capture: CaptureDiff, paths: Sequence[str]) -> CaptureDiff:
 def compare_snapshots(a: Snapshot, b: Snapshot) -> Diff:
     """Compare two snapshots with no blobs at hand (file contents by digest only)."""
     return compare(Evidence(a, a.label, 0, NoBlobs()), Evidence(b, b.label, 0, NoBlobs()))
+
+
+DIFF_HINT = "choose another path with -o"
+
+
+def write_signed(diff: Diff, attester: Attester, output: Path | None = None) -> Path:
+    """Sign the diff's statement and write it (never over a file); where it went."""
+    target = output or Path(f"diff-{diff.a.label}-{diff.b.label}.intoto.jsonl")
+    write_new(target, attester.attest(statement(diff)), "signed diff", hint=DIFF_HINT)
+    return target
 
 
 def statement(diff: Diff) -> bytes:

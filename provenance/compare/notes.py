@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from provenance._internal import canonical
-from provenance._internal.files import atomic_write
+from provenance._internal.files import atomic_write, write_new
 from provenance.attest import dsse
 from provenance.attest import statement as statements
 from provenance.attest.signing import Attester
@@ -94,12 +94,7 @@ def record(
     store.init()
     written = store.put_bytes(document)
     if output is not None:
-        try:
-            created = atomic_write(output, document)
-        except OSError as e:
-            raise StoreError(f"cannot write the note {output}", cause=str(e)) from e
-        if not created:
-            raise UsageError(f"{output} already exists", hint="choose another -o path")
+        write_new(output, document, "note")
     predicate = canonical.loads(statement)["predicate"]
     entry = NoteEntry(
         id=sha256_bytes(statement).hex,

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from provenance import __version__
 from provenance._internal import canonical
-from provenance._internal.files import atomic_write
+from provenance._internal.files import atomic_write, write_new
 from provenance.attest import dsse
 from provenance.attest import statement as statements
 from provenance.attest.signing import Attester
@@ -225,12 +225,7 @@ def record(
 ) -> tuple[bytes, WitnessEntry]:
     """Sign a witness statement, write it to ``output`` (never over a file) and index it."""
     document = attester.attest(statement)
-    try:
-        created = atomic_write(output, document)
-    except OSError as e:
-        raise StoreError(f"cannot write the witness statement {output}", cause=str(e)) from e
-    if not created:
-        raise UsageError(f"{output} already exists", hint="choose another -o path")
+    write_new(output, document, "witness statement")
     predicate = Witness.model_validate(canonical.loads(statement)["predicate"])
     entry = WitnessEntry(
         id=sha256_bytes(statement).hex,
