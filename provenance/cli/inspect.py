@@ -200,52 +200,18 @@ def fsck(ctx: click.Context, store: Path | None, config_path: Path) -> None:
     prov.toml is found, temp files in its attestations folder. Counts the objects
     no snapshot or note refers to (`prov gc` removes them).
     """
-    from provenance._internal.files import sweep_temps
-    from provenance._internal.progress import task
-    from provenance.digest import Digest
-    from provenance.errors import ProvError
+    from provenance.render.storecheck import fsck_text
     from provenance.store.objects import Store
-    from provenance.verify.reachable import reachable
+    from provenance.verify.fsck import check_store
 
     configured = _optional_config(config_path)
     attestations = configured.attestations_dir if configured else None
     target = Store(
         resolve_store_path(store, configured.store_path if configured else None)
     ).require()
-    with task(f"re-hashing every object in {target.root}"):
-        report = target.fsck()
-    removed, in_flight = sweep_temps(attestations) if attestations else ([], [])
-    for name in report.removed_temp:
-        click.echo(f"removed an interrupted write: {name if '/' in name else 'tmp/' + name}")
-    for name in removed:
-        click.echo(f"removed an interrupted write: {attestations}/{name}")
-    for name in report.in_flight + in_flight:
-        click.echo(f"left alone (a write in progress, or not removable): {name}")
-    for name in report.corrupt:
-        where = target.object_path(Digest("blake3", name)) if len(name) == 64 else None
-        shown = f"objects/{name[:2]}/{name[2:]}" if where and where.exists() else f"blake3:{name}"
-        click.echo(f"CORRUPT: {shown}")
-    for problem in report.damaged:
-        click.echo(f"DAMAGED: {problem}")
-    packs = f" ({report.packs} pack(s))" if report.packs else ""
-    click.echo(
-        f"checked {report.checked} object(s), {report.bytes:,} bytes{packs} in {target.root}: "
-        f"{len(report.corrupt)} corrupt"
-    )
-    if not report.corrupt and not report.damaged:
-        try:
-            live = reachable(target).live
-        except ProvError as e:
-            click.echo(f"unreferenced objects not counted: {e.message}")
-        else:
-            unreferenced = [(n, s) for n, s in target.digests() if n not in live]
-            if unreferenced:
-                size = sum(s for _, s in unreferenced)
-                click.echo(
-                    f"{len(unreferenced)} object(s), {size:,} bytes, referenced by no snapshot "
-                    "or note: `prov gc` removes them"
-                )
-    if report.corrupt or report.damaged:
+    check = check_store(target, attestations)
+    click.echo(fsck_text(check), nl=False)
+    if not check.ok:
         ctx.exit(1)
 
 

@@ -7,6 +7,7 @@
 - ``site``: ``prov site``, a static provenance site for a run (``site_evidence``: what it is
   built from, copied and verified; ``site_content``: the verdicts in its model; ``site_model``:
   its ``site.json``; ``site_html``: its pages; ``svgplot``: its inline charts).
+- ``storecheck``: ``prov fsck``'s report.
 - ``taken``: ``prov snapshot``'s summary of what it wrote.
 - ``verdicts``: ``prov verify``'s steps and verdict, for a file, a pack or an image.
 - ``witnesses``: recheck reports, witness runs and the evidence per capture, as text.
@@ -28,6 +29,7 @@ __all__ = [
     "site_evidence",
     "site_html",
     "site_model",
+    "storecheck",
     "svgplot",
     "taken",
     "text",

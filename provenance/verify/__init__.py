@@ -9,6 +9,7 @@
 - ``bundle``: one Sigstore bundle for one artifact, as ``prov-conformance`` asks.
 - ``oci``: the attestations attached to an image, each verified under the auditor's policy.
 - ``observers``: step 7, witness statements counted by distinct key; evidence levels per capture.
+- ``fsck``: ``prov fsck``: every object re-hashed, temp files swept, unreferenced ones counted.
 - ``reachable``: which store objects the snapshots and notes refer to (kept by ``prov gc``).
 - ``tls``: the ``tls-bound`` claim checked against a capture's recorded certificate chain.
 - ``witness_policy``: an auditor's witness policy file (witnesses, k-of-n groups, a quorum).
@@ -21,6 +22,7 @@ Verification returns a verified result or raises; it never trusts what it has no
 __all__ = [
     "audit",
     "bundle",
+    "fsck",
     "inclusion",
     "observers",
     "oci",
