@@ -7,6 +7,7 @@
 - ``site``: ``prov site``, a static provenance site for a run (``site_evidence``: what it is
   built from, copied and verified; ``site_content``: the verdicts in its model; ``site_model``:
   its ``site.json``; ``site_html``: its pages; ``svgplot``: its inline charts).
+- ``show``: ``prov show``: a snapshot, or an in-toto statement that is not one.
 - ``storecheck``: ``prov fsck``'s report.
 - ``taken``: ``prov snapshot``'s summary of what it wrote.
 - ``verdicts``: ``prov verify``'s steps and verdict, for a file, a pack or an image.
@@ -24,6 +25,7 @@ __all__ = [
     "report",
     "schemas",
     "sections",
+    "show",
     "site",
     "site_content",
     "site_evidence",
