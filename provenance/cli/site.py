@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from provenance.cli._options import packing_trust_options, resolve_store_path, store_option
+from provenance.cli._options import (
+    claims_option,
+    output_option,
+    packing_trust_options,
+    resolve_store_path,
+    store_option,
+)
 
 if TYPE_CHECKING:
     from provenance.verify.policy import TrustOptions
@@ -15,19 +21,12 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.argument("inputs", nargs=-1, type=click.Path(path_type=Path), metavar="[FOLDER | FILE]...")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path, file_okay=False),
+@output_option(
+    "The site folder to write (replaced only if it is a site prov built).",
     required=True,
-    help="The site folder to write (replaced only if it is a site prov built).",
+    folder=True,
 )
-@click.option(
-    "--claims",
-    "claims_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="A claims file, checked at every verified milestone.",
-)
+@claims_option("A claims file, checked at every verified milestone.")
 @click.option("--title", default="Provenance", show_default=True, help="The site's title.")
 @packing_trust_options
 @click.option(
