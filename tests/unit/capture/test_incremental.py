@@ -207,6 +207,7 @@ def test_put_files_equals_put_file(tmp_path: Path) -> None:
     one_by_one = [Store(tmp_path / "a").init().put_file(p) for p in paths]
     together = Store(tmp_path / "b").init().put_files(paths, workers=3)
     assert together == one_by_one
+    assert Store(tmp_path / "c").init().put_files(paths) == one_by_one  # in the caller's thread
     for path, item in zip(paths, together, strict=True):
         assert item.digest.hex == blake3.blake3(path.read_bytes()).hexdigest()
 
