@@ -321,7 +321,9 @@ def _run_case(case: Case, context: Context, log: Callable[[str], None]) -> list[
                 subprocess.run(["sync", "-f", str(context.work)], check=False)
             measured = side.run()
             label = "warm-up" if round_index == 0 else f"round {round_index}"
-            log(f"    {label:8s} {side.name:28s} {measured.seconds:8.3f} s")
+            sized = any(r.unit == "bytes" and side.name in (r.prov, r.baseline) for r in plan.rows)
+            amount = f"{measured.seconds:10,.0f} B" if sized else f"{measured.seconds:8.3f} s"
+            log(f"    {label:8s} {side.name:28s} {amount}")
             if round_index:
                 times[side.name].append(measured.seconds)
                 if measured.rss is not None:
