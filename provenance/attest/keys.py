@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, utils
 
@@ -136,12 +136,18 @@ def _read(path: Path, what: str) -> bytes:
 
 
 def is_encrypted(path: Path) -> bool:
-    """A readable PEM private key that needs a passphrase (PKCS#8 or the older OpenSSL form)."""
+    """A readable private key that needs a passphrase: asked of the same parser that loads it."""
     try:
-        head = path.read_bytes()[:4096]
+        data = path.read_bytes()
     except OSError:
         return False  # load_signer says what is wrong with it
-    return b"-----BEGIN ENCRYPTED PRIVATE KEY-----" in head or b"Proc-Type: 4,ENCRYPTED" in head
+    try:
+        serialization.load_pem_private_key(data, password=None)
+    except TypeError:  # cryptography's "password was not given but private key is encrypted"
+        return True
+    except (ValueError, UnsupportedAlgorithm):
+        return False  # not a usable key: load_signer says why
+    return False
 
 
 def load_signer(path: Path, password: str | None = None) -> LocalSigner:

@@ -218,7 +218,7 @@ def notes_on(
         problem = note_problem(build, store, entry)
         download = None
         if problem is None:
-            data = store.object_path(Digest.parse(entry.attestation)).read_bytes()
+            data = store.read(Digest.parse(entry.attestation))
             placed = place(build, data, f"note-{entry.id[:16]}.intoto.jsonl")
             download = f"files/{placed.name}"
             trusted.append(entry.ref())

@@ -188,8 +188,7 @@ def from_store(build: Build, store: Store) -> None:
     for entry in store.snapshots():
         try:
             digest = Digest.parse(entry.attestation)
-            store.check(digest)
-            data = store.object_path(digest).read_bytes()
+            data = store.read(digest)  # the bytes published are the bytes re-hashed
         except (ValueError, OSError, IntegrityError) as e:
             message = e.message if isinstance(e, ProvError) else str(e)
             raise IntegrityError(
@@ -207,9 +206,8 @@ def from_store(build: Build, store: Store) -> None:
         if witness.attestation is None:
             continue
         digest = Digest.parse(witness.attestation)
-        store.check(digest)
         name = f"{witness.witness.snapshot.label}{WITNESS}{witness.id[:12]}.intoto.jsonl"
-        build.witnesses.append(place(build, store.object_path(digest).read_bytes(), name))
+        build.witnesses.append(place(build, store.read(digest), name))
 
 
 def from_path(build: Build, path: Path, store: Store | None) -> None:
